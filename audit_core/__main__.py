@@ -1,0 +1,174 @@
+"""The command line: ``python -m audit_core <audit> ...`` (contract in DESIGN.md).
+
+Exit status 0 on success, 2 on bad input with one line on stderr saying what is
+wrong. Each subcommand is a thin handler ``_cmd_<name>`` over the same audit_core
+calls the dashboard makes, so anything the dashboard shows can be reproduced here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from audit_core.errors import InputError
+from audit_core.report import Report, to_json_text
+
+
+def _csv_list(text: str | None) -> tuple[str, ...]:
+    return tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
+
+
+def _epsilon(text: str) -> float:
+    """Parse an L-inf radius given as ``8/255`` or ``0.03``."""
+    try:
+        return float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError) as exc:
+        raise argparse.ArgumentTypeError(f"epsilon must be a number like 8/255 or 0.03, got {text!r}") from exc
+
+
+def write_json(path: str | None, payload: dict[str, Any]) -> None:
+    """Write the JSON summary (to a temporary name first: nothing half-written)."""
+    if path:
+        _atomic_write(Path(path), to_json_text(payload))
+
+
+def write_html(path: str | None, report: Report) -> None:
+    """Write the self-contained HTML report."""
+    if path:
+        _atomic_write(Path(path), report.to_html())
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    if path.parent and not path.parent.exists():
+        raise InputError(f"The output folder {path.parent} does not exist.")
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _progress_to_stderr(quiet: bool):
+    """A progress callback printing a line per 10 % step to stderr (unless --quiet)."""
+    last = [-1]
+
+    def progress(fraction: float, message: str) -> None:
+        step = int(fraction * 10)
+        if not quiet and step != last[0]:
+            last[0] = step
+            print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
+
+    return progress
+
+
+# --------------------------------------------------------------------------- handlers
+def _cmd_tabular(args: argparse.Namespace) -> int:
+    raise InputError("The tabular audit is not available in this build.")
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    raise InputError("Generation is not available in this build.")
+
+
+def _cmd_lira(args: argparse.Namespace) -> int:
+    raise InputError("The LiRA audit is not available in this build.")
+
+
+def _cmd_fpc_sim(args: argparse.Namespace) -> int:
+    raise InputError("The FPC simulation is not available in this build.")
+
+
+def _cmd_fabrication(args: argparse.Namespace) -> int:
+    raise InputError("The fabrication audit is not available in this build.")
+
+
+# --------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with the contract's error format: one line on stderr, exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m audit_core", description="Membership-risk audits, headless.")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("tabular", help="membership risk of a synthetic table (METHODS.md §1)")
+    p.add_argument("--train", required=True, help="training table = members (CSV or Parquet)")
+    p.add_argument("--holdout", required=True, help="holdout table = non-members")
+    p.add_argument("--synthetic", required=True, help="the synthetic table to audit")
+    p.add_argument("--auxiliary", help="population data the attacker holds (optional)")
+    p.add_argument("--categorical", help="comma-separated columns to treat as categorical")
+    p.add_argument("--numeric", help="comma-separated columns to treat as numeric")
+    p.add_argument("--ignore", help="comma-separated columns to leave out")
+    p.add_argument("--bandwidth", default="silverman", help="KDE bandwidth: scott, silverman, cv or a number")
+    p.add_argument("--prior", type=float, default=0.5, help="prior membership probability pi")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", help="write the JSON summary here")
+    p.add_argument("--records", help="write per-record results (CSV) here")
+    p.add_argument("--html", help="write the HTML report here")
+    p.set_defaults(handler=_cmd_tabular)
+
+    p = sub.add_parser("generate", help="fit a generator on a table and write synthetic rows")
+    p.add_argument("--train", required=True)
+    p.add_argument("--generator", required=True, help="generator name, e.g. gaussian_copula, ctgan, bayesian_network")
+    p.add_argument("--rows", type=int, required=True)
+    p.add_argument("--categorical", help="comma-separated columns to treat as categorical")
+    p.add_argument("--ignore", help="comma-separated columns to leave out")
+    p.add_argument("--epochs", type=int, help="training epochs (generators that have them)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output table (.csv or .parquet)")
+    p.set_defaults(handler=_cmd_generate)
+
+    p = sub.add_parser("lira", help="naive vs calibrated LiRA (METHODS.md §2)")
+    p.add_argument("--data", required=True)
+    p.add_argument("--target", required=True)
+    p.add_argument("--models", type=int, default=64)
+    p.add_argument("--model", choices=["logistic", "mlp"], default="logistic")
+    p.add_argument("--fpr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json")
+    p.add_argument("--html")
+    p.set_defaults(handler=_cmd_lira)
+
+    p = sub.add_parser("fpc-sim", help="simulation of the finite-population correction (METHODS.md §2)")
+    p.add_argument("--population", type=int, required=True, help="N_+: size of the finite pool")
+    p.add_argument("--train-size", type=int, required=True, help="N: size of each training subset")
+    p.add_argument("--models", type=int, default=64)
+    p.add_argument("--repeats", type=int, default=200)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json")
+    p.set_defaults(handler=_cmd_fpc_sim)
+
+    p = sub.add_parser("fabrication", help="fabricated members, detection and robust MIA (METHODS.md §3)")
+    p.add_argument("--images", help=".npz with images, labels and member mask")
+    p.add_argument("--model", help="model weights (.safetensors) for --architecture")
+    p.add_argument("--architecture", default="small_cnn", help="built-in architecture the weights belong to")
+    p.add_argument("--dataset", default=None, help="bundled data set instead of --images: digits or mnist")
+    p.add_argument("--epsilon", type=_epsilon, default=_epsilon("8/255"), help="L-inf radius, e.g. 8/255")
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--lambda", dest="lam", type=float, default=1.0, help="AR-MIA lambda (normalised, METHODS.md §3)")
+    p.add_argument("--attack", choices=["mfa", "ipgd", "icw"], default="mfa")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json")
+    p.add_argument("--html")
+    p.set_defaults(handler=_cmd_fabrication)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
