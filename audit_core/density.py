@@ -1,0 +1,450 @@
+"""One-dimensional densities of nearest-neighbour distances and P(member | d).
+
+Implements METHODS.md section 1, steps 2 and 3:
+
+* a Gaussian kernel density estimate on [0, 1] computed by linear binning on a
+  fixed grid (2048 points), FFT convolution and linear interpolation, so fitting
+  and evaluating cost O(n + m + G log G) instead of the O(n x m) of a direct sum
+  (``scipy.stats.gaussian_kde``);
+* reflection at both ends of [0, 1], where Gower distances live, so that the
+  density does not leak out of the support;
+* bandwidth by Scott's or Silverman's rule *scaled by the data's spread*
+  ``min(std, IQR / 1.34)``, or by leave-one-out likelihood cross-validation;
+* the point mass at d = 0 (records copied verbatim into the synthetic table),
+  counted with add-one smoothing, and a uniform floor in the continuous part so
+  that the tails, where both densities are thin, shrink toward the prior;
+* the posterior ``P(member | d)`` computed in log space, never 0/0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.signal import fftconvolve
+
+from audit_core.errors import InputError
+
+__all__ = [
+    "BANDWIDTH_RULES",
+    "DistanceDensity",
+    "GridKDE",
+    "MembershipPosterior",
+    "fit_distance_density",
+    "fit_kde",
+    "fit_posterior",
+    "select_bandwidth",
+]
+
+BandwidthRule = Literal["silverman", "scott", "cv"]
+BANDWIDTH_RULES: tuple[str, ...] = ("silverman", "scott", "cv")
+
+GRID_SIZE = 2048
+#: Distances at or below this value count as exact copies (the point mass at 0).
+ZERO_TOL = 1e-9
+_TRUNCATE = 8.0  # kernel truncated at 8 bandwidths: dropped mass < 1e-15
+_LOG_2PI_HALF = 0.5 * np.log(2.0 * np.pi)
+
+
+def _as_distances(values: Sequence[float] | np.ndarray, *, name: str) -> np.ndarray:
+    x = np.asarray(values, dtype=np.float64).ravel()
+    if x.size and not np.all(np.isfinite(x)):
+        raise InputError(f"The {name} contain missing or infinite values; pass finite distances in [0, 1].")
+    if x.size and (x.min() < -1e-12 or x.max() > 1.0 + 1e-12):
+        raise InputError(f"The {name} must lie in [0, 1] (Gower distances); got values outside that range.")
+    return np.clip(x, 0.0, 1.0)
+
+
+def _spread(x: np.ndarray) -> float:
+    """``min(std, IQR / 1.34)``, falling back to whichever is positive."""
+    if x.size < 2:
+        return 0.0
+    std = float(np.std(x, ddof=1))
+    q75, q25 = np.percentile(x, [75.0, 25.0])
+    iqr = float(q75 - q25) / 1.34
+    positive = [s for s in (std, iqr) if s > 0]
+    return min(positive) if positive else 0.0
+
+
+def _min_bandwidth(grid_size: int) -> float:
+    """Smallest bandwidth the grid resolves: two grid steps."""
+    return 2.0 / (grid_size - 1)
+
+
+def select_bandwidth(
+    x: Sequence[float] | np.ndarray,
+    *,
+    method: BandwidthRule | float = "silverman",
+    scale: float = 1.0,
+    grid_size: int = GRID_SIZE,
+) -> float:
+    """Bandwidth of a Gaussian KDE of distances on [0, 1].
+
+    Parameters
+    ----------
+    x : array of float
+        The distances the density is fitted to.
+    method : {"silverman", "scott", "cv"} or float
+        ``"silverman"``: ``0.9 * s * n^(-1/5)``; ``"scott"``: ``1.06 * s * n^(-1/5)``,
+        both with ``s = min(std, IQR / 1.34)`` the data's spread (METHODS.md §1.2:
+        an unscaled rule over-smooths distances that occupy a small part of
+        [0, 1]). ``"cv"``: the bandwidth that maximises the leave-one-out
+        log-likelihood over a grid from 0.2x to 3x Silverman's. A float is used
+        as given.
+    scale : float
+        Multiplier applied to the chosen bandwidth (the dashboard's slider).
+    grid_size : int
+        Grid of the binned estimate; the bandwidth is never smaller than two
+        grid steps (about 1e-3 for the default grid), which is also the
+        fallback when the data have no spread.
+
+    Returns
+    -------
+    float
+        The bandwidth, in distance units.
+    """
+    if not scale > 0 or not np.isfinite(scale):
+        raise InputError(f"The bandwidth scale must be a positive number; got {scale!r}.")
+    h_min = _min_bandwidth(grid_size)
+    if isinstance(method, (int, float, np.floating)) and not isinstance(method, bool):
+        h = float(method)
+        if not h > 0 or not np.isfinite(h):
+            raise InputError(f"The bandwidth must be a positive number; got {method!r}.")
+        return max(h * scale, h_min)
+    if method not in BANDWIDTH_RULES:
+        raise InputError(
+            f"Unknown bandwidth rule {method!r}; use one of {', '.join(BANDWIDTH_RULES)} or a positive number."
+        )
+    values = _as_distances(x, name="distances")
+    n = values.size
+    spread = _spread(values)
+    if n < 2 or spread == 0.0:
+        return max(h_min * scale, h_min)
+    silverman = 0.9 * spread * n ** (-0.2)
+    if method == "silverman":
+        h = silverman
+    elif method == "scott":
+        h = 1.06 * spread * n ** (-0.2)
+    else:
+        h = _cv_bandwidth(values, start=max(silverman, h_min), grid_size=grid_size)
+    return max(h * scale, h_min)
+
+
+def _cv_bandwidth(x: np.ndarray, *, start: float, grid_size: int, n_candidates: int = 24) -> float:
+    """Leave-one-out likelihood cross-validation on a log grid around ``start``.
+
+    The grid is bounded below by 0.2x the rule-of-thumb bandwidth: tied values
+    (common among Gower distances of mixed tables) make the leave-one-out
+    likelihood grow without bound as the bandwidth shrinks, and that bound keeps
+    the search away from the degenerate solution.
+    """
+    candidates = start * np.geomspace(0.2, 3.0, n_candidates)
+    rng = np.random.default_rng(0)
+    sample = x if x.size <= 20_000 else rng.choice(x, size=20_000, replace=False)
+    n = x.size
+    best_h, best_ll = start, -np.inf
+    for h in candidates:
+        h = max(float(h), _min_bandwidth(grid_size))
+        kde = fit_kde(x, bandwidth=h, grid_size=grid_size)
+        full = kde.evaluate(sample) * n * h  # sum of kernel values (unnormalised by n h)
+        own = np.exp(-0.5 * (2.0 * sample / h) ** 2) + np.exp(-0.5 * (2.0 * (1.0 - sample) / h) ** 2)
+        own = (own + 1.0) / np.sqrt(2.0 * np.pi)
+        loo = np.maximum(full - own, 1e-300) / ((n - 1) * h)
+        ll = float(np.mean(np.log(loo)))
+        if ll > best_ll:
+            best_h, best_ll = h, ll
+    return best_h
+
+
+@dataclass(frozen=True)
+class GridKDE:
+    """A Gaussian KDE on [0, 1] tabulated on a regular grid (reflected at 0 and 1).
+
+    Attributes
+    ----------
+    grid : ndarray
+        ``grid_size`` equally spaced points from 0 to 1.
+    density : ndarray
+        The density at each grid point; integrates to 1 over [0, 1].
+    bandwidth : float
+        Kernel standard deviation, in distance units.
+    n : int
+        Number of values fitted.
+    """
+
+    grid: np.ndarray
+    density: np.ndarray
+    bandwidth: float
+    n: int
+
+    def evaluate(self, x: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Density at ``x`` by linear interpolation between grid points (0 outside [0, 1])."""
+        x = np.asarray(x, dtype=np.float64)
+        m = self.density.size
+        t = x * (m - 1)  # the grid is regular on [0, 1]: index arithmetic beats np.interp's search
+        inside = (t >= 0.0) & (t <= m - 1)
+        t = np.where(inside, t, 0.0)
+        lo = np.minimum(t.astype(np.int64), m - 2)
+        frac = t - lo
+        out = self.density[lo] * (1.0 - frac) + self.density[lo + 1] * frac
+        return np.where(inside, out, 0.0)
+
+    __call__ = evaluate
+
+
+def fit_kde(
+    x: Sequence[float] | np.ndarray,
+    *,
+    bandwidth: BandwidthRule | float = "silverman",
+    scale: float = 1.0,
+    grid_size: int = GRID_SIZE,
+) -> GridKDE:
+    """Fit a reflected Gaussian KDE to values on [0, 1] by binning and FFT.
+
+    Linear binning puts each value's unit mass on its two neighbouring grid
+    points; the binned counts are convolved with the Gaussian kernel (FFT); the
+    parts that spill beyond 0 and 1 are folded back (reflection). Cost is
+    O(n + G log G) for G grid points, independent of how many points are then
+    evaluated (METHODS.md §1.2).
+
+    Parameters
+    ----------
+    x : array of float
+        Values in [0, 1]; at least one.
+    bandwidth : {"silverman", "scott", "cv"} or float
+        See :func:`select_bandwidth`.
+    scale : float
+        Multiplier on the bandwidth.
+    grid_size : int
+        Number of grid points (default 2048).
+
+    Returns
+    -------
+    GridKDE
+
+    Examples
+    --------
+    >>> kde = fit_kde([0.2, 0.3, 0.4], bandwidth=0.05)
+    >>> round(float(kde.density.sum() * (kde.grid[1] - kde.grid[0])), 2)
+    1.0
+    """
+    values = _as_distances(x, name="distances")
+    if values.size == 0:
+        raise InputError("Cannot fit a density to an empty set of distances.")
+    if grid_size < 16:
+        raise InputError(f"The KDE grid needs at least 16 points; got {grid_size}.")
+    h = select_bandwidth(values, method=bandwidth, scale=scale, grid_size=grid_size)
+    m = grid_size
+    delta = 1.0 / (m - 1)
+    grid = np.linspace(0.0, 1.0, m)
+
+    # Linear binning.
+    t = values / delta
+    lo = np.minimum(np.floor(t).astype(np.int64), m - 2)
+    frac = t - lo
+    counts = np.bincount(lo, weights=1.0 - frac, minlength=m) + np.bincount(lo + 1, weights=frac, minlength=m)
+
+    # Kernel over lags -L..L (L never beyond the grid, so one reflection per side).
+    lags = min(m - 1, int(np.ceil(_TRUNCATE * h / delta)))
+    u = np.arange(-lags, lags + 1) * delta / h
+    kernel = np.exp(-0.5 * u * u - _LOG_2PI_HALF)
+    y = fftconvolve(counts, kernel, mode="full")  # y[i] is position i - lags (in grid steps)
+    y = np.maximum(y, 0.0)  # FFT round-off can leave tiny negatives
+
+    k = np.arange(m)
+    dens = y[k + lags].copy()
+    # Reflection at 0: mass at position -k folds onto k.
+    left = k <= lags
+    dens[left] += y[lags - k[left]]
+    # Reflection at 1: mass at position 2(m-1) - k folds onto k.
+    right = (m - 1 - k) <= lags
+    dens[right] += y[lags + 2 * (m - 1) - k[right]]
+    dens /= values.size * h
+    return GridKDE(grid=grid, density=dens, bandwidth=h, n=int(values.size))
+
+
+@dataclass(frozen=True)
+class DistanceDensity:
+    """The distribution of one class's distances: point mass at 0 plus a density on (0, 1].
+
+    ``P(d = 0) = (n_zero + 1) / (n + 2)`` (add-one smoothing). On d > 0 the
+    density is ``(1 - p_zero) * (kde(d) + floor) / (1 + floor)``, where the
+    uniform ``floor`` shrinks the density ratio toward 1 wherever both classes
+    are thin (METHODS.md §1.2).
+
+    Attributes
+    ----------
+    n : int
+        Number of distances fitted.
+    n_zero : int
+        How many of them are exact copies (d <= ZERO_TOL).
+    p_zero : float
+        Smoothed probability of d = 0.
+    kde : GridKDE or None
+        KDE of the positive distances; None when there are none.
+    floor : float
+        Uniform density added to the KDE before renormalising.
+    """
+
+    n: int
+    n_zero: int
+    p_zero: float
+    kde: GridKDE | None
+    floor: float
+
+    @property
+    def bandwidth(self) -> float:
+        """The KDE bandwidth (NaN when there is no continuous part)."""
+        return self.kde.bandwidth if self.kde is not None else float("nan")
+
+    def log_density(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Log density (w.r.t. a unit atom at 0 plus Lebesgue measure on (0, 1]).
+
+        Returns ``log P(d = 0)`` for exact copies and
+        ``log((1 - p_zero) * f(d))`` elsewhere; ``-inf`` where the density is 0.
+        """
+        x = np.clip(np.asarray(d, dtype=np.float64), 0.0, 1.0)
+        cont = self.kde.evaluate(x) if self.kde is not None else np.zeros_like(x)
+        cont = (cont + self.floor) / (1.0 + self.floor)
+        with np.errstate(divide="ignore"):
+            out = np.log1p(-self.p_zero) + np.log(cont)
+        return np.where(x <= ZERO_TOL, np.log(self.p_zero), out)
+
+    def curve(self, grid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The continuous part's density on a grid (for plots): ``(x, f(x))``."""
+        x = np.linspace(0.0, 1.0, 512) if grid is None else np.asarray(grid, dtype=np.float64)
+        cont = self.kde.evaluate(x) if self.kde is not None else np.zeros_like(x)
+        return x, (cont + self.floor) / (1.0 + self.floor)
+
+
+def fit_distance_density(
+    d: Sequence[float] | np.ndarray,
+    *,
+    bandwidth: BandwidthRule | float = "silverman",
+    scale: float = 1.0,
+    floor_records: float = 1.0,
+    grid_size: int = GRID_SIZE,
+) -> DistanceDensity:
+    """Fit the point-mass-plus-KDE model of one class's distances.
+
+    Parameters
+    ----------
+    d : array of float
+        Nearest-neighbour distances in [0, 1] of one class (members or non-members).
+    bandwidth, scale, grid_size
+        See :func:`fit_kde`; the bandwidth is chosen on the positive distances.
+    floor_records : float
+        Size of the uniform floor, as the peak density that this many records
+        contribute: ``floor = floor_records / (sqrt(2 pi) * h * n_pos)``. With
+        the default 1, a stretch of distances supported by a single record of
+        one class and none of the other gives a density ratio of about 2, not
+        thousands: estimation noise never outranks an exact copy
+        (METHODS.md §1.2). 0 turns the floor off.
+
+    Returns
+    -------
+    DistanceDensity
+    """
+    values = _as_distances(d, name="distances")
+    if values.size == 0:
+        raise InputError("Cannot fit a distance density to an empty set of records.")
+    if floor_records < 0 or not np.isfinite(floor_records):
+        raise InputError(f"floor_records must be a non-negative number; got {floor_records!r}.")
+    zero = values <= ZERO_TOL
+    n, n_zero = int(values.size), int(zero.sum())
+    positive = values[~zero]
+    kde = None
+    floor = 0.0
+    if positive.size:
+        kde = fit_kde(positive, bandwidth=bandwidth, scale=scale, grid_size=grid_size)
+        floor = floor_records / (np.sqrt(2.0 * np.pi) * kde.bandwidth * positive.size)
+    if kde is None or floor == 0.0:
+        floor = max(floor, 1e-12)  # a class with no positive distances: uniform on (0, 1]
+    return DistanceDensity(n=n, n_zero=n_zero, p_zero=(n_zero + 1.0) / (n + 2.0), kde=kde, floor=float(floor))
+
+
+@dataclass(frozen=True)
+class MembershipPosterior:
+    """``P(member | d)`` from the two class densities and a prior (METHODS.md §1.3).
+
+    Attributes
+    ----------
+    members, non_members : DistanceDensity
+        Fitted class densities.
+    prior : float
+        Prior probability of membership, ``pi``.
+    """
+
+    members: DistanceDensity
+    non_members: DistanceDensity
+    prior: float
+
+    def log_odds(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
+        """``log(pi f_m(d)) - log((1 - pi) f_n(d))``; 0 where both densities vanish."""
+        lm = self.members.log_density(d) + np.log(self.prior)
+        ln = self.non_members.log_density(d) + np.log1p(-self.prior)
+        both = np.isneginf(lm) & np.isneginf(ln)
+        with np.errstate(invalid="ignore"):
+            odds = lm - ln
+        prior_odds = np.log(self.prior) - np.log1p(-self.prior)
+        return np.where(both, prior_odds, odds)
+
+    def p_member(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
+        """``P(member | d)`` for each distance: a number in [0, 1], never NaN."""
+        z = self.log_odds(d)
+        # Numerically stable logistic that also maps +-inf to 1 / 0.
+        out = np.empty_like(z)
+        pos = z >= 0
+        out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+        ez = np.exp(z[~pos])
+        out[~pos] = ez / (1.0 + ez)
+        return out
+
+
+def _check_prior(prior: float) -> float:
+    p = float(prior)
+    if not 0.0 < p < 1.0:
+        raise InputError(f"The membership prior must be strictly between 0 and 1; got {prior!r}.")
+    return p
+
+
+def fit_posterior(
+    d_members: Sequence[float] | np.ndarray,
+    d_non_members: Sequence[float] | np.ndarray,
+    *,
+    bandwidth: BandwidthRule | float = "silverman",
+    scale: float = 1.0,
+    prior: float = 0.5,
+    floor_records: float = 1.0,
+    grid_size: int = GRID_SIZE,
+) -> MembershipPosterior:
+    """Fit ``KDE_m`` and ``KDE_n`` (each with its own bandwidth) and return the posterior.
+
+    Parameters
+    ----------
+    d_members, d_non_members : array of float
+        Distances of the (pseudo-)members and (pseudo-)non-members.
+    bandwidth, scale, floor_records, grid_size
+        See :func:`fit_distance_density`.
+    prior : float
+        ``pi`` in ``P(member | d) = pi f_m / (pi f_m + (1 - pi) f_n)``.
+
+    Returns
+    -------
+    MembershipPosterior
+
+    Examples
+    --------
+    >>> post = fit_posterior([0.0, 0.0, 0.1, 0.2], [0.3, 0.4, 0.5, 0.35], bandwidth=0.05)
+    >>> bool(post.p_member([0.0])[0] > 0.5 > post.p_member([0.4])[0])
+    True
+    """
+    p = _check_prior(prior)
+    kw = {"bandwidth": bandwidth, "scale": scale, "floor_records": floor_records, "grid_size": grid_size}
+    return MembershipPosterior(
+        members=fit_distance_density(d_members, **kw),
+        non_members=fit_distance_density(d_non_members, **kw),
+        prior=p,
+    )
