@@ -10,6 +10,7 @@ class Home:
 
 
 class Synthetic:
+    AUTORUN = "synthetic.autorun"  # set by the home page's "Run on the sample" button
     RESULT = "synthetic.result"
     INPUTS = "synthetic.inputs"
     SOURCE = "synthetic.source"
@@ -18,15 +19,18 @@ class Synthetic:
 
 
 class Generators:
+    AUTORUN = "generators.autorun"  # set by the home page's "Run on the sample" button
     RESULT = "generators.result"
     SOURCE = "generators.source"
 
 
 class Lira:
+    AUTORUN = "lira.autorun"  # set by the home page's "Run on the sample" button
     RESULT = "lira.result"
     SOURCE = "lira.source"
 
 
 class Fabrication:
+    AUTORUN = "fabrication.autorun"  # set by the home page's "Run on the sample" button
     RESULT = "fabrication.result"
     SOURCE = "fabrication.source"
