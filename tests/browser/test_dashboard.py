@@ -1,0 +1,138 @@
+"""Real-browser tests: the running dashboard in headless Chromium, every page, sample runs.
+
+Starts ``streamlit run app.py`` on a free local port (the Dockerfile's entry command),
+opens each page from the home page's "Run on the sample" buttons, waits for the
+charts, and fails on any exception box or empty chart. Screenshots go to
+``artifacts/screenshots/`` (the folder the README names). Needs Debian's Chromium at
+/usr/bin/chromium (``make browser`` installs it); without it these tests are skipped
+locally and fail in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError("CI needs Chromium for the browser tests: apt-get install chromium")
+    pytest.skip("Chromium is not installed (make browser)", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    log = (ROOT / "artifacts").joinpath("streamlit.log")
+    log.parent.mkdir(exist_ok=True)
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1"],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            proc.terminate()
+            pytest.fail(f"The dashboard did not start; see {log}")
+        yield url
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _wait_idle(page, timeout_s: float) -> None:
+    """Wait until Streamlit stops running the script (no 'Running...' status widget)."""
+    page.wait_for_timeout(800)
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+            page.wait_for_timeout(500)
+            if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+                return
+        page.wait_for_timeout(500)
+    raise AssertionError(f"The page was still running after {timeout_s:.0f} s")
+
+
+def _assert_healthy(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, f"{name}: exception shown: {exceptions.first.inner_text()[:500]}"
+    charts = page.locator(".js-plotly-plot")
+    for i in range(charts.count()):
+        traces = charts.nth(i).locator(".trace, .scatterlayer path, .barlayer path, .heatmaplayer image")
+        assert traces.count() > 0, f"{name}: chart {i} is empty"
+
+
+def test_home_page_lists_every_audit(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server)
+    page.get_by_text("Membership-risk audit").first.wait_for(timeout=30_000)
+    _wait_idle(page, 30)
+    assert page.get_by_role("button", name="▶ Run on the sample").count() == 4
+    _assert_healthy(page, "home")
+    page.close()
+
+
+@pytest.mark.parametrize(
+    ("index", "name", "timeout_s"),
+    [(0, "synthetic_risk", 240), (1, "generators", 420), (2, "lira_calibration", 300), (3, "fabrication", 300)],
+)
+def test_sample_run_draws_charts(server, browser, index, name, timeout_s):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server)
+    page.get_by_role("button", name="▶ Run on the sample").nth(index).wait_for(timeout=30_000)
+    _wait_idle(page, 30)
+    page.get_by_role("button", name="▶ Run on the sample").nth(index).click()
+    _wait_idle(page, timeout_s)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)  # let plotly finish drawing
+    assert page.locator(".js-plotly-plot").count() >= 1, f"{name}: no chart drawn"
+    _assert_healthy(page, name)
+    page.close()
