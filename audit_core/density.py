@@ -269,7 +269,8 @@ def fit_kde(
 class DistanceDensity:
     """The distribution of one class's distances: point mass at 0 plus a density on (0, 1].
 
-    ``P(d = 0) = (n_zero + 1) / (n + 2)`` (add-one smoothing). On d > 0 the
+    ``P(d = 0) = (n_zero + 1) / (n + 2)`` (add-one smoothing; see
+    :func:`fit_distance_density` for the other pseudo-counts). On d > 0 the
     density is ``(1 - p_zero) * (kde(d) + floor) / (1 + floor)``, where the
     uniform ``floor`` shrinks the density ratio toward 1 wherever both classes
     are thin (METHODS.md §1.2).
@@ -310,7 +311,8 @@ class DistanceDensity:
         cont = (cont + self.floor) / (1.0 + self.floor)
         with np.errstate(divide="ignore"):
             out = np.log1p(-self.p_zero) + np.log(cont)
-        return np.where(x <= ZERO_TOL, np.log(self.p_zero), out)
+            log_zero = np.log(self.p_zero)
+        return np.where(x <= ZERO_TOL, log_zero, out)
 
     def curve(self, grid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The continuous part's density on a grid (for plots): ``(x, f(x))``."""
@@ -325,6 +327,7 @@ def fit_distance_density(
     bandwidth: BandwidthRule | float = "silverman",
     scale: float = 1.0,
     floor_records: float = 1.0,
+    zero_pseudo_count: float = 1.0,
     grid_size: int = GRID_SIZE,
 ) -> DistanceDensity:
     """Fit the point-mass-plus-KDE model of one class's distances.
@@ -342,6 +345,12 @@ def fit_distance_density(
         one class and none of the other gives a density ratio of about 2, not
         thousands: estimation noise never outranks an exact copy
         (METHODS.md §1.2). 0 turns the floor off.
+    zero_pseudo_count : float
+        Smoothing of the point mass: ``P(d = 0) = (n_zero + a) / (n + 2a)``;
+        the default 1 is add-one (Laplace) smoothing. 0 says that this class
+        cannot hold exact copies at all (used for the realistic attack's
+        pseudo-non-members, which are by construction the records *far* from
+        the synthetic table).
 
     Returns
     -------
@@ -352,6 +361,8 @@ def fit_distance_density(
         raise InputError("Cannot fit a distance density to an empty set of records.")
     if floor_records < 0 or not np.isfinite(floor_records):
         raise InputError(f"floor_records must be a non-negative number; got {floor_records!r}.")
+    if zero_pseudo_count < 0 or not np.isfinite(zero_pseudo_count):
+        raise InputError(f"zero_pseudo_count must be a non-negative number; got {zero_pseudo_count!r}.")
     zero = values <= ZERO_TOL
     n, n_zero = int(values.size), int(zero.sum())
     positive = values[~zero]
@@ -362,7 +373,8 @@ def fit_distance_density(
         floor = floor_records / (np.sqrt(2.0 * np.pi) * kde.bandwidth * positive.size)
     if kde is None or floor == 0.0:
         floor = max(floor, 1e-12)  # a class with no positive distances: uniform on (0, 1]
-    return DistanceDensity(n=n, n_zero=n_zero, p_zero=(n_zero + 1.0) / (n + 2.0), kde=kde, floor=float(floor))
+    p_zero = (n_zero + zero_pseudo_count) / (n + 2.0 * zero_pseudo_count)
+    return DistanceDensity(n=n, n_zero=n_zero, p_zero=p_zero, kde=kde, floor=float(floor))
 
 
 @dataclass(frozen=True)
@@ -418,6 +430,7 @@ def fit_posterior(
     scale: float = 1.0,
     prior: float = 0.5,
     floor_records: float = 1.0,
+    non_member_zero_pseudo_count: float = 1.0,
     grid_size: int = GRID_SIZE,
 ) -> MembershipPosterior:
     """Fit ``KDE_m`` and ``KDE_n`` (each with its own bandwidth) and return the posterior.
@@ -430,6 +443,10 @@ def fit_posterior(
         See :func:`fit_distance_density`.
     prior : float
         ``pi`` in ``P(member | d) = pi f_m / (pi f_m + (1 - pi) f_n)``.
+    non_member_zero_pseudo_count : float
+        Point-mass smoothing of the non-member class (1 = add-one; 0 when the
+        non-members cannot be exact copies by construction, as for pseudo-labels
+        defined by a positive distance threshold).
 
     Returns
     -------
@@ -445,6 +462,6 @@ def fit_posterior(
     kw = {"bandwidth": bandwidth, "scale": scale, "floor_records": floor_records, "grid_size": grid_size}
     return MembershipPosterior(
         members=fit_distance_density(d_members, **kw),
-        non_members=fit_distance_density(d_non_members, **kw),
+        non_members=fit_distance_density(d_non_members, zero_pseudo_count=non_member_zero_pseudo_count, **kw),
         prior=p,
     )
