@@ -1,8 +1,10 @@
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import pytest
 
 from audit_core.report import Report, describe_input, to_json_text
 
@@ -46,3 +48,10 @@ def test_input_hash_tracks_content():
     a = pd.DataFrame({"x": [1.0, 2.0]})
     assert describe_input("t", a).sha256 == describe_input("t", a.copy()).sha256
     assert describe_input("t", a).sha256 != describe_input("t", a + 1).sha256
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="PDF export needs a local Chromium")
+def test_pdf_export_offline(tmp_path):
+    path = _report(1).to_pdf(tmp_path / "r.pdf")
+    assert path.read_bytes()[:5] == b"%PDF-"
+    assert path.stat().st_size > 10_000  # the figure is drawn, not just the text
