@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.signal import fftconvolve
 
 from audit_core.errors import InputError
 
@@ -250,7 +249,9 @@ def fit_kde(
     lags = min(m - 1, int(np.ceil(_TRUNCATE * h / delta)))
     u = np.arange(-lags, lags + 1) * delta / h
     kernel = np.exp(-0.5 * u * u - _LOG_2PI_HALF)
-    y = fftconvolve(counts, kernel, mode="full")  # y[i] is position i - lags (in grid steps)
+    size = m + 2 * lags  # full linear convolution; y[i] is position i - lags (in grid steps)
+    nfft = 1 << int(np.ceil(np.log2(size)))
+    y = np.fft.irfft(np.fft.rfft(counts, nfft) * np.fft.rfft(kernel, nfft), nfft)[:size]
     y = np.maximum(y, 0.0)  # FFT round-off can leave tiny negatives
 
     k = np.arange(m)
