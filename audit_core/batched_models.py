@@ -1,0 +1,488 @@
+"""M classifiers trained together as one tensor computation (METHODS.md §2).
+
+LiRA needs M target/shadow models, each trained on its own random half of the data.
+Training them one after another wastes the machine: the models are independent, so
+their losses can be summed and minimised in one batched computation whose gradient
+is block-diagonal. This module provides
+
+- :func:`prepare_design`: the feature matrix (one-hot categoricals, standardised
+  numerics, fitted once on the whole table) and the encoded target, with the
+  checks a target column needs (one class, tiny classes, continuous values);
+- :func:`balanced_keep_matrix`: which record is in which model, every record in
+  exactly M/2 models and every model holding half the records;
+- :func:`train_batched`: M logistic regressions (one L-BFGS run over all of them)
+  or M one-hidden-layer MLPs (Adam, each model walking its own shuffled half);
+- :func:`logit_confidence`: the LiRA score ``log(p_y / (1 - p_y))``, computed stably.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from audit_core.errors import InputError
+from audit_core.runtime import ProgressFn, as_progress, pick_device
+
+MODEL_TYPES = ("logistic", "mlp")
+MIN_CLASS_ROWS = 10
+MAX_CLASSES = 20
+MAX_LEVELS = 50
+
+
+class TrainingDivergedError(InputError):
+    """Raised when a model's training loss becomes non-finite (NaN or infinite)."""
+
+
+@dataclass(frozen=True)
+class Design:
+    """Model-ready features and labels derived from one table.
+
+    Attributes
+    ----------
+    X : np.ndarray
+        ``(n, d)`` float32 features: standardised numerics (missing -> column
+        median) and one-hot categoricals (missing is its own level; at most
+        ``MAX_LEVELS`` levels per column, the rest pooled as "other").
+    y : np.ndarray
+        ``(n,)`` int64 class index into ``classes``.
+    classes : tuple[str, ...]
+        Class labels as text, in index order.
+    feature_names : tuple[str, ...]
+    target : str
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    classes: tuple[str, ...]
+    feature_names: tuple[str, ...]
+    target: str
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+
+def _check_target(col: pd.Series, *, target: str) -> None:
+    values = col.dropna()
+    if len(values) < len(col):
+        raise InputError(
+            f"The target column '{target}' has {len(col) - len(values)} missing values; drop those rows or choose another target."
+        )
+    n_unique = values.nunique()
+    if n_unique < 2:
+        raise InputError(
+            f"The target column '{target}' has a single class; membership inference needs "
+            "a classifier, so choose a target with at least two classes."
+        )
+    if pd.api.types.is_float_dtype(values) and n_unique > MAX_CLASSES:
+        if not np.allclose(values, np.round(values)):
+            raise InputError(
+                f"The target column '{target}' looks continuous ({n_unique} distinct "
+                "non-integer values); choose a categorical target or bin it into classes first."
+            )
+    if n_unique > MAX_CLASSES:
+        raise InputError(
+            f"The target column '{target}' has {n_unique} distinct values; at most "
+            f"{MAX_CLASSES} classes are supported, so choose a categorical target or bin it."
+        )
+    counts = values.astype(str).value_counts()
+    small = counts[counts < MIN_CLASS_ROWS]
+    if len(small):
+        names = ", ".join(f"'{k}' ({v} rows)" for k, v in small.items())
+        raise InputError(
+            f"The target column '{target}' has classes with fewer than {MIN_CLASS_ROWS} rows: "
+            f"{names}; half-splits would leave models without them, so merge or drop those classes."
+        )
+
+
+def prepare_design(df: pd.DataFrame, *, target: str, min_rows: int = 50) -> Design:
+    """Encode a table for the batched models; checks the target column.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table D of METHODS.md §2 (all records are candidates for membership).
+    target : str
+        Name of the class column.
+    min_rows : int
+        Smallest table accepted (each model trains on half of it).
+
+    Returns
+    -------
+    Design
+
+    Raises
+    ------
+    InputError
+        Unknown target, too few rows, a single class, a class with a handful of
+        rows, a continuous target, or no usable feature column.
+    """
+    if target not in df.columns:
+        raise InputError(
+            f"The target column '{target}' is not in the table; its columns are: {', '.join(map(str, df.columns[:20]))}."
+        )
+    if len(df) < min_rows:
+        raise InputError(
+            f"The table has {len(df)} rows; half-splits need at least {min_rows} rows "
+            "so that every model trains on a meaningful half."
+        )
+    _check_target(df[target], target=target)
+    y_text = df[target].astype(str)
+    classes = tuple(sorted(y_text.unique()))
+    y = pd.Categorical(y_text, categories=classes).codes.astype(np.int64)
+
+    blocks: list[np.ndarray] = []
+    names: list[str] = []
+    for col in df.columns:
+        if col == target:
+            continue
+        s = df[col]
+        if pd.api.types.is_bool_dtype(s):
+            s = s.astype(float)
+        if pd.api.types.is_numeric_dtype(s):
+            v = s.to_numpy(dtype=np.float64)
+            if np.all(np.isnan(v)):
+                continue
+            v = np.where(np.isnan(v), np.nanmedian(v), v)
+            sd = v.std()
+            if not np.isfinite(sd) or sd == 0:
+                continue
+            blocks.append(((v - v.mean()) / sd)[:, None])
+            names.append(str(col))
+        else:
+            t = s.astype("string").fillna("(missing)")
+            counts = t.value_counts()
+            if len(counts) < 2:
+                continue
+            keep = set(counts.index[:MAX_LEVELS])
+            t = t.where(t.isin(keep), "(other)")
+            levels = sorted(t.unique())
+            codes = pd.Categorical(t, categories=levels).codes
+            onehot = np.zeros((len(t), len(levels)))
+            onehot[np.arange(len(t)), codes] = 1.0
+            blocks.append(onehot)
+            names.extend(f"{col}={lvl}" for lvl in levels)
+    if not blocks:
+        raise InputError(
+            "No usable feature column is left besides the target (all are constant or empty); add informative columns."
+        )
+    X = np.hstack(blocks).astype(np.float32)
+    return Design(X=X, y=y, classes=classes, feature_names=tuple(names), target=target)
+
+
+def balanced_keep_matrix(n_samples: int, *, n_models: int, seed: int) -> np.ndarray:
+    """Which record trains which model: every record in exactly M/2 models.
+
+    Models come in complementary pairs (2k, 2k+1): model 2k takes a uniformly random
+    half of the records and model 2k+1 the other half. Hence each record is in exactly
+    M/2 models, each model holds ``floor(n/2)`` or ``ceil(n/2)`` records, and any
+    subset of whole pairs is balanced as well (used by the what-if over M).
+
+    Parameters
+    ----------
+    n_samples : int
+    n_models : int
+        Even number of models M.
+    seed : int
+
+    Returns
+    -------
+    np.ndarray
+        ``(M, n)`` boolean; ``keep[m, i]`` is True when record i trains model m.
+
+    Examples
+    --------
+    >>> k = balanced_keep_matrix(10, n_models=4, seed=0)
+    >>> k.sum(axis=0).tolist() == [2] * 10, sorted(k.sum(axis=1).tolist())
+    (True, [5, 5, 5, 5])
+    """
+    if n_models < 2 or n_models % 2:
+        raise InputError(f"The number of models must be even and at least 2, got {n_models}.")
+    rng = np.random.default_rng(seed)
+    keep = np.zeros((n_models, n_samples), dtype=bool)
+    half = (n_samples + 1) // 2
+    for k in range(n_models // 2):
+        perm = rng.permutation(n_samples)
+        first = 2 * k if k % 2 == 0 else 2 * k + 1  # alternate which twin gets ceil(n/2)
+        keep[first, perm[:half]] = True
+        keep[first ^ 1, perm[half:]] = True
+    return keep
+
+
+def logit_confidence(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """LiRA score ``log(p_y / (1 - p_y))`` from logits, without forming p (METHODS.md §2).
+
+    Parameters
+    ----------
+    logits : torch.Tensor
+        ``(..., n, 1)`` for a binary model (logit of class 1) or ``(..., n, K)``.
+    y : torch.Tensor
+        ``(n,)`` class indices.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(..., n)``; higher = more confident in the true label.
+    """
+    if logits.shape[-1] == 1:
+        z = logits[..., 0]
+        return torch.where(y.bool(), z, -z)
+    idx = y.view(*([1] * (logits.dim() - 2)), -1, 1).expand(*logits.shape[:-1], 1)
+    z_y = logits.gather(-1, idx)[..., 0]
+    others = logits.scatter(-1, idx, float("-inf"))
+    return z_y - torch.logsumexp(others, dim=-1)
+
+
+def _loss_terms(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per-entry cross-entropy, shape ``(M, n)``; logits ``(M, n, k)``."""
+    if logits.shape[-1] == 1:
+        target = y.to(logits.dtype).expand(logits.shape[0], -1)
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits[..., 0], target, reduction="none")
+    lse = torch.logsumexp(logits, dim=-1)
+    idx = y.view(1, -1, 1).expand(logits.shape[0], -1, 1)
+    return lse - logits.gather(-1, idx)[..., 0]
+
+
+@dataclass(frozen=True)
+class BatchedModels:
+    """M trained classifiers held as stacked tensors.
+
+    Attributes
+    ----------
+    kind : str
+        "logistic" or "mlp".
+    params : dict[str, torch.Tensor]
+        Logistic: ``W (M, d, k)``, ``b (M, 1, k)``. MLP: also ``W1, b1`` for the hidden
+        layer. ``k`` = 1 for binary targets (logit of class 1), else the number of classes.
+    n_iterations : int
+        L-BFGS iterations or Adam epochs run.
+    final_loss : np.ndarray
+        ``(M,)`` training objective of each model at the end.
+    """
+
+    kind: str
+    params: dict[str, torch.Tensor] = field(repr=False)
+    n_iterations: int
+    final_loss: np.ndarray
+
+    @property
+    def n_models(self) -> int:
+        return int(self.params["W"].shape[0])
+
+    def logits(self, X: torch.Tensor | np.ndarray, *, chunk: int = 4096) -> torch.Tensor:
+        """Logits of every model on every row, ``(M, n, k)``."""
+        Xt = torch.as_tensor(X, device=self.params["W"].device, dtype=self.params["W"].dtype)
+        with torch.no_grad():
+            out = [_forward(self.kind, self.params, Xt[i : i + chunk]) for i in range(0, len(Xt), chunk)]
+        return torch.cat(out, dim=1)
+
+    def scores(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """LiRA scores ``(M, n)`` float64 (see :func:`logit_confidence`)."""
+        z = self.logits(X)
+        yt = torch.as_tensor(y, device=z.device)
+        return logit_confidence(z, yt).double().cpu().numpy()
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predicted class index ``(M, n)``."""
+        z = self.logits(X)
+        if z.shape[-1] == 1:
+            return (z[..., 0] > 0).long().cpu().numpy()
+        return z.argmax(-1).cpu().numpy()
+
+
+def _forward(kind: str, p: dict[str, torch.Tensor], X: torch.Tensor) -> torch.Tensor:
+    """Shared-input forward pass: X ``(n, d)`` -> logits ``(M, n, k)``."""
+    if kind == "logistic":
+        return torch.einsum("nd,mdk->mnk", X, p["W"]) + p["b"]
+    h = torch.relu(torch.einsum("nd,mdh->mnh", X, p["W1"]) + p["b1"])
+    return torch.bmm(h, p["W"]) + p["b"]
+
+
+def _forward_gathered(p: dict[str, torch.Tensor], Xb: torch.Tensor) -> torch.Tensor:
+    """Per-model input: Xb ``(M, B, d)`` -> logits ``(M, B, k)`` (MLP)."""
+    h = torch.relu(torch.bmm(Xb, p["W1"]) + p["b1"])
+    return torch.bmm(h, p["W"]) + p["b"]
+
+
+def _raise_if_diverged(loss: torch.Tensor, *, where: str) -> None:
+    bad = ~torch.isfinite(loss)
+    if bool(bad.any()):
+        raise TrainingDivergedError(
+            f"Training diverged (non-finite loss) for {int(bad.sum())} of {loss.numel()} models "
+            f"{where}; lower the learning rate or the model size, or check the features for extreme values."
+        )
+
+
+def train_batched(
+    X: np.ndarray,
+    y: np.ndarray,
+    keep: np.ndarray,
+    *,
+    kind: str = "logistic",
+    n_classes: int = 2,
+    hidden: int = 32,
+    epochs: int = 30,
+    batch_size: int = 128,
+    learning_rate: float | None = None,
+    l2: float | None = None,
+    max_iter: int = 200,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+    progress: ProgressFn | None = None,
+) -> BatchedModels:
+    """Train M classifiers at once; model m sees only the rows with ``keep[m]``.
+
+    Parameters
+    ----------
+    X, y : np.ndarray
+        Features ``(n, d)`` and class indices ``(n,)``.
+    keep : np.ndarray
+        ``(M, n)`` boolean membership matrix (:func:`balanced_keep_matrix`).
+    kind : {"logistic", "mlp"}
+        Logistic regression (L2-penalised like scikit-learn's default ``C = 1``:
+        ``sum_i loss_i + ||w||^2 / 2`` per model, intercept unpenalised), fitted by
+        one L-BFGS run over the sum of the M independent objectives; or a
+        one-hidden-layer ReLU MLP trained by Adam on minibatches, each model
+        shuffling its own half every epoch (like scikit-learn's MLPClassifier).
+    n_classes : int
+        Number of classes; 2 gives a single-logit model.
+    hidden, epochs, batch_size : int
+        MLP size and schedule.
+    learning_rate : float, optional
+        Adam step (MLP, default 1e-3) or L-BFGS step (logistic, default 1).
+    l2 : float, optional
+        Logistic: inverse of C (default 1). MLP: scikit-learn's ``alpha`` (default 1e-4).
+    max_iter : int
+        L-BFGS iterations (logistic).
+    seed : int
+    device : torch.device or str, optional
+        Defaults to ``audit_core.runtime.pick_device()``.
+    dtype : torch.dtype
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    BatchedModels
+
+    Raises
+    ------
+    TrainingDivergedError
+        When any model's loss becomes NaN or infinite.
+    """
+    if kind not in MODEL_TYPES:
+        raise InputError(f"Unknown model type '{kind}'; choose one of {', '.join(MODEL_TYPES)}.")
+    if device is None:
+        device = pick_device()
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    Xt = torch.as_tensor(X, dtype=dtype).to(device)
+    yt = torch.as_tensor(y, dtype=torch.long).to(device)
+    kt = torch.as_tensor(keep, dtype=dtype).to(device)
+    M, n = keep.shape
+    d = X.shape[1]
+    k = 1 if n_classes == 2 else n_classes
+    n_m = kt.sum(1)  # records per model
+
+    def report(frac: float, msg: str) -> None:
+        as_progress(progress)(min(max(frac, 0.0), 1.0), msg)
+
+    if kind == "logistic":
+        lam = 1.0 if l2 is None else l2
+        W = torch.zeros(M, d, k, dtype=dtype, device=device, requires_grad=True)
+        b = torch.zeros(M, 1, k, dtype=dtype, device=device, requires_grad=True)
+        opt = torch.optim.LBFGS(
+            [W, b],
+            lr=1.0 if learning_rate is None else learning_rate,
+            max_iter=max_iter,
+            tolerance_grad=1e-6,
+            tolerance_change=1e-10,
+            history_size=20,
+            line_search_fn="strong_wolfe",
+        )
+        state = {"calls": 0}
+
+        def per_model() -> torch.Tensor:
+            ce = (_loss_terms(_forward("logistic", {"W": W, "b": b}, Xt), yt) * kt).sum(1)
+            return (ce + 0.5 * lam * (W**2).sum((1, 2))) / n_m
+
+        def closure() -> torch.Tensor:
+            opt.zero_grad()
+            loss = per_model()
+            total = loss.sum()
+            if not torch.isfinite(total):
+                _raise_if_diverged(loss, where=f"at L-BFGS evaluation {state['calls']}")
+            total.backward()
+            state["calls"] += 1
+            if state["calls"] % 10 == 0:
+                report(state["calls"] / max_iter, f"L-BFGS step {state['calls']}")
+            return total
+
+        report(0.0, f"Training {M} logistic models")
+        opt.step(closure)
+        with torch.no_grad():
+            final = per_model()
+        _raise_if_diverged(final, where="after L-BFGS")
+        n_it = int(opt.state[opt._params[0]].get("n_iter", 0))
+        report(1.0, f"Trained {M} logistic models")
+        params = {"W": W.detach(), "b": b.detach()}
+        return BatchedModels(kind, params, n_it, final.double().cpu().numpy())
+
+    # MLP
+    alpha = 1e-4 if l2 is None else l2
+    lr = 1e-3 if learning_rate is None else learning_rate
+
+    def uniform(shape, fan_in):
+        bound = 1.0 / math.sqrt(fan_in)
+        return ((torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound).to(dtype).to(device)
+
+    params = {
+        "W1": uniform((M, d, hidden), d),
+        "b1": uniform((M, 1, hidden), d),
+        "W": uniform((M, hidden, k), hidden),
+        "b": uniform((M, 1, k), hidden),
+    }
+    for p in params.values():
+        p.requires_grad_(True)
+    opt = torch.optim.Adam(list(params.values()), lr=lr)
+    n_max = int(n_m.max().item())
+    steps = math.ceil(n_max / batch_size)
+    keep_cpu = torch.as_tensor(keep)
+    report(0.0, f"Training {M} MLPs")
+    epoch_loss = torch.zeros(M, dtype=dtype, device=device)
+    for epoch in range(epochs):
+        # each model's own random order of its own half; non-members sort last
+        keys = torch.rand(M, n, generator=gen)
+        keys[~keep_cpu] = 2.0
+        order = keys.argsort(dim=1)[:, :n_max].to(device)
+        valid = keep_cpu.gather(1, order.cpu()).to(device=device, dtype=dtype)
+        epoch_loss = torch.zeros(M, dtype=dtype, device=device)
+        for s in range(steps):
+            idx = order[:, s * batch_size : (s + 1) * batch_size]
+            w = valid[:, s * batch_size : (s + 1) * batch_size]
+            nb = w.sum(1).clamp_min(1.0)
+            logits = _forward_gathered(params, Xt[idx])
+            ce = (_loss_terms_gathered(logits, yt[idx]) * w).sum(1)
+            penalty = 0.5 * alpha * ((params["W1"] ** 2).sum((1, 2)) + (params["W"] ** 2).sum((1, 2)))
+            loss = (ce + penalty) / nb
+            opt.zero_grad()
+            loss.sum().backward()
+            opt.step()
+            epoch_loss += loss.detach() * nb
+        epoch_loss = epoch_loss / n_m
+        _raise_if_diverged(epoch_loss, where=f"in epoch {epoch + 1}")
+        report((epoch + 1) / epochs, f"Epoch {epoch + 1}/{epochs}")
+    detached = {key: v.detach() for key, v in params.items()}
+    return BatchedModels("mlp", detached, epochs, epoch_loss.double().cpu().numpy())
+
+
+def _loss_terms_gathered(logits: torch.Tensor, yb: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy with per-model labels: logits ``(M, B, k)``, yb ``(M, B)``."""
+    if logits.shape[-1] == 1:
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits[..., 0], yb.to(logits.dtype), reduction="none")
+    lse = torch.logsumexp(logits, dim=-1)
+    return lse - logits.gather(-1, yb.unsqueeze(-1))[..., 0]

@@ -1,0 +1,898 @@
+"""Reliable low-FPR evaluation of LiRA: aggregation, per-sample calibration, FPC.
+
+Implements METHODS.md §2. The heavy part, :func:`train_pool`, trains M target/shadow
+models as one batched computation (:mod:`audit_core.batched_models`) and keeps the
+``(M, N)`` matrix of LiRA scores ``s = log(p_y / (1 - p_y))`` with the keep-matrix that
+says which record trained which model. Everything else is cheap and re-runs when the
+FPR alpha changes:
+
+- :func:`evaluate_lira`: naive concatenation, post-processed concatenation (PP) with the
+  N(0,1) and the Student-t threshold, the per-sample average (Gaussian and empirical
+  thresholds), plus the online-LiRA, fixed-variance and FPC-corrected variants; the
+  distribution of per-sample FPRs; bootstrap-over-records intervals; log-ROC curves.
+- :func:`models_sweep`: the what-if "TPR at alpha as M grows", subsampling whole
+  complementary pairs of models from the trained pool.
+- :func:`fpc_simulation` / :func:`fpc_sweep`: the Gaussian simulation of the
+  finite-population correction.
+
+Every leave-one-model-out estimate uses, for the score of model m on record x, only the
+other models' scores on x, so a score is never standardised with itself.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from audit_core.batched_models import (
+    MODEL_TYPES,
+    balanced_keep_matrix,
+    prepare_design,
+    train_batched,
+)
+from audit_core.errors import InputError
+from audit_core.roc import RocCurve, TprAtFpr, roc_curve, tpr_at_fpr
+from audit_core.runtime import ProgressFn, as_progress, sub_progress
+
+MIN_MODELS = 8
+MAX_MODELS = 1024
+SD_FLOOR = 1e-4
+AGGREGATIONS = ("naive", "post_processed", "post_processed_t", "per_sample_mean")
+VARIANTS = (
+    "naive_online",
+    "post_processed_fixed_variance",
+    "post_processed_fpc",
+    "per_sample_mean_gaussian",
+    "per_sample_mean_empirical",
+)
+
+
+def required_models(fpr: float) -> int:
+    """Models needed so that every record has ``>= 10/alpha`` scores (METHODS.md §2), even.
+
+    >>> required_models(0.01), required_models(0.05)
+    (1000, 200)
+    """
+    m = math.ceil(10.0 / fpr - 1e-9)
+    return m + (m % 2)
+
+
+def check_lira_settings(n_rows: int, *, n_models: int, fpr: float) -> tuple[str, ...]:
+    """Validate M and alpha before any training; return warnings (plain sentences).
+
+    Raises
+    ------
+    InputError
+        M odd, below ``MIN_MODELS`` (leave-one-out with the Student-t threshold needs
+        at least 3 out-scores per record besides the one scored) or above ``MAX_MODELS``;
+        alpha outside (0, 0.5]; or alpha so small that even the pooled out-scores
+        (``n_rows * M / 2``) cannot measure it.
+    """
+    if not 0 < fpr <= 0.5:
+        raise InputError(f"The target FPR alpha must be in (0, 0.5], got {fpr}.")
+    if n_models % 2:
+        raise InputError(f"The number of models must be even (each record is in exactly half of them), got {n_models}.")
+    if n_models < MIN_MODELS:
+        raise InputError(f"{n_models} models are too few for leave-one-model-out estimates; use at least {MIN_MODELS}.")
+    if n_models > MAX_MODELS:
+        raise InputError(f"{n_models} models is more than the {MAX_MODELS} this page trains; use fewer.")
+    pooled = n_rows * n_models // 2
+    if pooled < 10.0 / fpr:
+        raise InputError(
+            f"alpha = {fpr:g} is too small for {n_rows} records x {n_models} models: even the "
+            f"{pooled} pooled out-scores are fewer than 10/alpha = {10 / fpr:.0f}; raise alpha "
+            "or use more models."
+        )
+    need = required_models(fpr)
+    if n_models < need:
+        return (
+            f"With M = {n_models} models each record has only {n_models // 2} out-scores, so a "
+            f"per-record FPR of {fpr:g} cannot be checked record by record: that needs "
+            f"M >= 10/alpha = {need} models. The per-record numbers below rest on the Gaussian "
+            "fit; read them as estimates.",
+        )
+    return ()
+
+
+# --------------------------------------------------------------------------- training
+
+
+@dataclass(frozen=True)
+class ModelPool:
+    """The trained pool: LiRA scores of every model on every record.
+
+    Attributes
+    ----------
+    scores : np.ndarray
+        ``(M, N)`` float64 logit-scaled confidences on the true label.
+    keep : np.ndarray
+        ``(M, N)`` bool, True where record x trained model m. Rows come in
+        complementary pairs (2k, 2k+1).
+    model : str
+    target : str
+    classes : tuple[str, ...]
+    n_features : int
+    train_accuracy, test_accuracy : np.ndarray
+        ``(M,)`` accuracy of each model on its own half and on the other half.
+    seconds : float
+        Wall time of the batched training.
+    """
+
+    scores: np.ndarray = field(repr=False)
+    keep: np.ndarray = field(repr=False)
+    model: str
+    target: str
+    classes: tuple[str, ...]
+    n_features: int
+    train_accuracy: np.ndarray = field(repr=False)
+    test_accuracy: np.ndarray = field(repr=False)
+    seconds: float
+
+    @property
+    def n_models(self) -> int:
+        return int(self.scores.shape[0])
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.scores.shape[1])
+
+
+def train_pool(
+    df: pd.DataFrame,
+    *,
+    target: str,
+    model: str = "logistic",
+    n_models: int = 16,
+    fpr: float = 0.01,
+    seed: int = 0,
+    device=None,
+    progress: ProgressFn | None = None,
+    **train_options,
+) -> ModelPool:
+    """Train M models on balanced random halves of ``df`` and score every record.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The data set D (N_+ records) of METHODS.md §2.
+    target : str
+        Class column.
+    model : {"logistic", "mlp"}
+    n_models : int
+        M, even, at least ``MIN_MODELS``.
+    fpr : float
+        Only used to validate the settings up front.
+    seed : int
+    device : torch.device, optional
+    progress : callable, optional
+    **train_options
+        Passed to :func:`audit_core.batched_models.train_batched` (``hidden``,
+        ``epochs``, ``learning_rate``...).
+
+    Returns
+    -------
+    ModelPool
+
+    Raises
+    ------
+    InputError
+        Bad target, table or settings; ``TrainingDivergedError`` (a subclass) when
+        training produces a non-finite loss.
+    """
+    if model not in MODEL_TYPES:
+        raise InputError(f"Unknown model type '{model}'; choose one of {', '.join(MODEL_TYPES)}.")
+    check_lira_settings(len(df), n_models=n_models, fpr=fpr)
+    report = as_progress(progress)
+    report(0.0, "Encoding the table")
+    design = prepare_design(df, target=target)
+    keep = balanced_keep_matrix(len(design.y), n_models=n_models, seed=seed)
+    t0 = time.perf_counter()
+    models = train_batched(
+        design.X,
+        design.y,
+        keep,
+        kind=model,
+        n_classes=design.n_classes,
+        seed=seed,
+        device=device,
+        progress=sub_progress(progress, 0.02, 0.97),
+        **train_options,
+    )
+    seconds = time.perf_counter() - t0
+    report(0.97, "Scoring every record with every model")
+    scores = models.scores(design.X, design.y)
+    if not np.all(np.isfinite(scores)):
+        from audit_core.batched_models import TrainingDivergedError
+
+        raise TrainingDivergedError("Training produced non-finite scores; lower the learning rate or check the features.")
+    correct = models.predict(design.X) == design.y[None, :]
+    train_acc = (correct & keep).sum(1) / keep.sum(1)
+    test_acc = (correct & ~keep).sum(1) / (~keep).sum(1)
+    report(1.0, "Done")
+    return ModelPool(
+        scores=scores,
+        keep=keep,
+        model=model,
+        target=target,
+        classes=design.classes,
+        n_features=design.X.shape[1],
+        train_accuracy=train_acc,
+        test_accuracy=test_acc,
+        seconds=seconds,
+    )
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class _Stats:
+    """Per-entry leave-one-model-out Gaussian parameters, each ``(M, N)``."""
+
+    mu_in: np.ndarray
+    sd_in: np.ndarray
+    mu_out: np.ndarray
+    sd_out: np.ndarray
+    n_out: np.ndarray
+
+
+def _moments(D: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = mask.sum(0).astype(np.float64)
+    s1 = np.where(mask, D, 0.0).sum(0)
+    s2 = np.where(mask, D * D, 0.0).sum(0)
+    return n, s1, s2
+
+
+def _mean_sd(n, s1, s2) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = s1 / n
+        var = (s2 - s1 * s1 / n) / (n - 1)
+    return mean, np.sqrt(np.maximum(var, SD_FLOOR**2))
+
+
+def record_fits(scores: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-record Gaussian fits over all models: ``mu_in, sd_in, mu_out, sd_out`` (ddof = 1)."""
+    c = scores.mean(0)
+    D = scores - c
+    mi, si = _mean_sd(*_moments(D, keep))
+    mo, so = _mean_sd(*_moments(D, ~keep))
+    return {"mu_in": mi + c, "sd_in": si, "mu_out": mo + c, "sd_out": so}
+
+
+def loo_stats(scores: np.ndarray, keep: np.ndarray) -> _Stats:
+    """Leave-one-model-out in/out Gaussian parameters for every entry (METHODS.md §2).
+
+    For the score of model m on record x, the in- and out-parameters of x are estimated
+    from the other M - 1 models only (the side m belongs to loses one score).
+    """
+    c = scores.mean(0)
+    D = scores - c
+    n_i, s1_i, s2_i = _moments(D, keep)
+    n_o, s1_o, s2_o = _moments(D, ~keep)
+    K = keep
+    # in-side parameters: drop m when m is in
+    ni = np.where(K, n_i - 1, n_i)
+    mu_in, sd_in = _mean_sd(ni, np.where(K, s1_i - D, s1_i), np.where(K, s2_i - D * D, s2_i))
+    no = np.where(K, n_o, n_o - 1)
+    mu_out, sd_out = _mean_sd(no, np.where(K, s1_o, s1_o - D), np.where(K, s2_o, s2_o - D * D))
+    return _Stats(mu_in=mu_in + c, sd_in=sd_in, mu_out=mu_out + c, sd_out=sd_out, n_out=no)
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    return np.where(x >= 0, 1.0, -1.0)
+
+
+def _summary(values: np.ndarray) -> dict[str, float]:
+    v = np.asarray(values, dtype=np.float64)
+    return {
+        "mean": float(v.mean()),
+        "std": float(v.std()),
+        "p10": float(np.quantile(v, 0.1)),
+        "p90": float(np.quantile(v, 0.9)),
+    }
+
+
+def _core(scores: np.ndarray, keep: np.ndarray, fpr: float) -> dict:
+    """The four aggregations of METHODS.md §2 (no curves, no bootstrap)."""
+    K, OUT = keep, ~keep
+    n_in = K.sum(0)
+    n_out = OUT.sum(0)
+    st = loo_stats(scores, keep)
+    z = float(stats.norm.ppf(1 - fpr))
+    pp = _sign(st.mu_in - st.mu_out) * (scores - st.mu_out) / st.sd_out
+    t_thr = stats.t.ppf(1 - fpr, st.n_out - 1) * np.sqrt(1 + 1 / st.n_out)
+    flags_pp, flags_t = pp > z, pp > t_thr
+
+    naive = tpr_at_fpr(scores.ravel(), K.ravel(), fpr)
+    flags_naive = scores >= naive.threshold
+
+    fits = record_fits(scores, keep)
+    sgn = _sign(fits["mu_in"] - fits["mu_out"])
+    g = sgn * (scores - fits["mu_out"]) / fits["sd_out"]
+    hits_ps = ((g > z) & K).sum(0)
+    return {
+        "stats": st,
+        "fits": fits,
+        "pp": pp,
+        "g": g,
+        "z": z,
+        "t_thr": t_thr,
+        "naive": naive,
+        "hits": {
+            "naive": (flags_naive & K).sum(0),
+            "post_processed": (flags_pp & K).sum(0),
+            "post_processed_t": (flags_t & K).sum(0),
+            "per_sample_mean": hits_ps,
+        },
+        "false": {
+            "naive": (flags_naive & OUT).sum(0),
+            "post_processed": (flags_pp & OUT).sum(0),
+            "post_processed_t": (flags_t & OUT).sum(0),
+        },
+        "n_in": n_in,
+        "n_out": n_out,
+    }
+
+
+def _rates(core: dict) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    n_in, n_out = core["n_in"], core["n_out"]
+    tpr = {k: float(v.sum() / n_in.sum()) for k, v in core["hits"].items()}
+    tpr["per_sample_mean"] = float(np.mean(core["hits"]["per_sample_mean"] / n_in))
+    fprs = {k: v / n_out for k, v in core["false"].items()}
+    return tpr, fprs
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass(frozen=True)
+class LiraEvaluation:
+    """Every way of reporting TPR at FPR alpha from one model pool (METHODS.md §2).
+
+    Attributes
+    ----------
+    fpr : float
+        alpha.
+    n_models, n_samples : int
+    tpr : dict[str, float]
+        ``naive``, ``post_processed``, ``post_processed_t``, ``per_sample_mean`` and the
+        variants ``naive_online`` (global threshold on the online likelihood ratio),
+        ``post_processed_fixed_variance`` (one pooled sigma_out), ``post_processed_fpc``
+        (sigma_out inflated by 1/sqrt(FPC), FPC = 1 - N/N_+, the efficient-LiRA
+        correction), ``per_sample_mean_gaussian`` (TPR from the fitted in-Gaussian),
+        ``per_sample_mean_empirical`` (empirical out-quantile threshold: inflated).
+    tpr_ci : dict[str, tuple[float, float]]
+        95 % percentile intervals from a bootstrap over records (the pooled (x, m)
+        entries are not independent, so binomial intervals would be too narrow).
+    per_sample_fpr : dict[str, np.ndarray]
+        ``(N,)`` share of each record's out-scores flagged, per rule.
+    pooled_fpr : dict[str, float]
+        Share of all pooled out-scores flagged, per rule.
+    per_sample_tpr : np.ndarray
+        ``(N,)`` TPR of each record at its own Gaussian alpha-threshold.
+    fits : dict[str, np.ndarray]
+        ``mu_in, sd_in, mu_out, sd_out`` per record (all models).
+    naive_detail : TprAtFpr
+        The pooled naive operating point (threshold, achieved FPR, n_neg...).
+    thresholds : dict[str, float]
+        ``naive`` (score scale), ``normal`` (Phi^-1(1 - alpha)), ``student_t`` (for the
+        typical number of leave-one-out out-scores).
+    curves : dict[str, RocCurve]
+        Pooled ROC of the raw score (naive), of the PP score, of the online LiRA
+        statistic, and the per-sample average curve (mean per-record TPR at each alpha).
+    fpc : float
+        1 - N/N_+ for the half-splits used.
+    required_models : int
+        10/alpha, rounded up to even.
+    warnings : tuple[str, ...]
+    """
+
+    fpr: float
+    n_models: int
+    n_samples: int
+    tpr: dict[str, float]
+    tpr_ci: dict[str, tuple[float, float]]
+    per_sample_fpr: dict[str, np.ndarray] = field(repr=False)
+    pooled_fpr: dict[str, float]
+    per_sample_tpr: np.ndarray = field(repr=False)
+    fits: dict[str, np.ndarray] = field(repr=False)
+    naive_detail: TprAtFpr
+    thresholds: dict[str, float]
+    curves: dict[str, RocCurve] = field(repr=False)
+    fpc: float
+    required_models: int
+    warnings: tuple[str, ...]
+
+    def fpr_summary(self, rule: str) -> dict[str, float]:
+        """``mean, std, p10, p90`` of the per-sample FPRs under ``rule``."""
+        return _summary(self.per_sample_fpr[rule])
+
+    def to_json(self) -> dict:
+        """The DESIGN.md ``lira`` JSON (keys ``n_models`` ... ``per_sample_fpr``), plus extras."""
+        return {
+            "n_models": self.n_models,
+            "n_samples": self.n_samples,
+            "fpr": self.fpr,
+            "tpr": dict(self.tpr),
+            "tpr_ci": {k: [float(a), float(b)] for k, (a, b) in self.tpr_ci.items()},
+            "per_sample_fpr": {k: self.fpr_summary(k) for k in self.per_sample_fpr},
+            "pooled_fpr": dict(self.pooled_fpr),
+            "thresholds": dict(self.thresholds),
+            "n_negatives_pooled": self.naive_detail.n_neg,
+            "naive_supported": self.naive_detail.supported,
+            "required_models": self.required_models,
+            "fpc": self.fpc,
+            "warnings": list(self.warnings),
+        }
+
+
+def _thin(curve: RocCurve, n: int = 300) -> RocCurve:
+    """Keep about ``n`` points, log-spaced in FPR, so plots stay light; AUC unchanged."""
+    if curve.fpr.size <= 2 * n:
+        return curve
+    floor = max(1.0 / max(curve.n_neg, 1), 1e-6)
+    grid = np.r_[0.0, np.logspace(np.log10(floor), 0, n)]
+    idx = np.unique(np.r_[0, np.searchsorted(curve.fpr, grid, side="right") - 1, curve.fpr.size - 1])
+    return RocCurve(
+        fpr=curve.fpr[idx],
+        tpr=curve.tpr[idx],
+        thresholds=curve.thresholds[idx],
+        auc=curve.auc,
+        n_pos=curve.n_pos,
+        n_neg=curve.n_neg,
+    )
+
+
+def _bootstrap_global(values: np.ndarray, keep: np.ndarray, fpr: float, W: np.ndarray) -> np.ndarray:
+    """Bootstrap TPRs of a global-threshold rule with record weights ``W (B, N)``."""
+    M, N = values.shape
+    flat = values.ravel()
+    order = np.argsort(-flat, kind="stable")
+    rec = np.tile(np.arange(N), M)[order]
+    is_in = keep.ravel()[order]
+    out = np.empty(W.shape[0])
+    for b in range(W.shape[0]):
+        w = W[b][rec].astype(np.float64)
+        cum_out = np.cumsum(np.where(is_in, 0.0, w))
+        cum_in = np.cumsum(np.where(is_in, w, 0.0))
+        pos = np.searchsorted(cum_out, fpr * cum_out[-1] + 1e-9, side="right") - 1
+        out[b] = cum_in[pos] / cum_in[-1] if pos >= 0 else 0.0
+    return out
+
+
+def evaluate_lira(
+    scores: np.ndarray,
+    keep: np.ndarray,
+    *,
+    fpr: float,
+    n_bootstrap: int = 200,
+    population: int | None = None,
+    seed: int = 0,
+) -> LiraEvaluation:
+    """Naive, post-processed and per-sample TPR at FPR alpha, with per-sample FPRs.
+
+    Parameters
+    ----------
+    scores : np.ndarray
+        ``(M, N)`` LiRA scores (higher = the model is more confident in the label).
+    keep : np.ndarray
+        ``(M, N)`` bool keep-matrix (each record in some and out of some models; at
+        least 4 out-scores per record).
+    fpr : float
+        alpha.
+    n_bootstrap : int
+        Record-bootstrap replicates for the intervals (0 disables them).
+    population : int, optional
+        N_+ of the finite pool for the FPC variant; defaults to N (the half-splits
+        are drawn from the table itself, so FPC = 1 - (N/2)/N = 0.5).
+    seed : int
+
+    Returns
+    -------
+    LiraEvaluation
+
+    Notes
+    -----
+    - Naive: the raw score pooled over all (x, m), one global threshold at pooled FPR alpha.
+    - PP: ``f = sign(mu_in - mu_out) * (s - mu_out) / sd_out`` with leave-one-model-out
+      parameters, flagged when ``f > Phi^-1(1 - alpha)`` (normal) or
+      ``f > t_{n_out-1}^-1(1 - alpha) sqrt(1 + 1/n_out)`` (Student-t; n_out is the number
+      of out-scores behind the estimate, which differs by one between in- and out-entries).
+    - Per-sample average: each record thresholded at its own fitted out-Gaussian
+      (all its out-scores; its in-scores are not used for the threshold), TPR averaged.
+      The direction sign(mu_in - mu_out) uses all models: a careful reading of the
+      one-sided test; it matters only for records with no signal.
+    - FPC variant: sd_out / sqrt(FPC). Within a pool where targets are drawn from the
+      same records as the shadows it is conservative (FPR below alpha); it is the
+      right threshold when the target was trained on a fresh draw from the population.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    keep = np.asarray(keep, dtype=bool)
+    if scores.shape != keep.shape or scores.ndim != 2:
+        raise InputError("Scores and keep-matrix must both be (models x records) and the same shape.")
+    if not np.all(np.isfinite(scores)):
+        raise InputError("Some LiRA scores are not finite; training probably diverged.")
+    M, N = scores.shape
+    n_out_min = int((~keep).sum(0).min())
+    if int(keep.sum(0).min()) < 2 or n_out_min < 4:
+        raise InputError("Every record needs at least 2 in-scores and 4 out-scores for leave-one-out fits; train more models.")
+    warnings = check_lira_settings(N, n_models=M + (M % 2), fpr=fpr) if M >= MIN_MODELS else ()
+    core = _core(scores, keep, fpr)
+    tpr, per_fpr = _rates(core)
+    K, OUT = keep, ~keep
+    st, fits, z = core["stats"], core["fits"], core["z"]
+    n_in, n_out = core["n_in"], core["n_out"]
+
+    # variants
+    online = stats.norm.logpdf(scores, st.mu_in, st.sd_in) - stats.norm.logpdf(scores, st.mu_out, st.sd_out)
+    on = tpr_at_fpr(online.ravel(), K.ravel(), fpr)
+    flags_on = online >= on.threshold
+    tpr["naive_online"] = on.tpr
+    per_fpr["naive_online"] = (flags_on & OUT).sum(0) / n_out
+
+    sd_fixed = float(np.sqrt(np.mean(fits["sd_out"] ** 2)))
+    f_fixed = _sign(st.mu_in - st.mu_out) * (scores - st.mu_out) / sd_fixed
+    tpr["post_processed_fixed_variance"] = float(((f_fixed > z) & K).sum() / K.sum())
+    per_fpr["post_processed_fixed_variance"] = ((f_fixed > z) & OUT).sum(0) / n_out
+
+    n_pool = population if population is not None else N
+    train_size = float(keep.sum(1).mean())
+    fpc = max(1.0 - train_size / n_pool, 1e-6)
+    f_fpc = core["pp"] * math.sqrt(fpc)
+    tpr["post_processed_fpc"] = float(((f_fpc > z) & K).sum() / K.sum())
+    per_fpr["post_processed_fpc"] = ((f_fpc > z) & OUT).sum(0) / n_out
+
+    sgn = _sign(fits["mu_in"] - fits["mu_out"])
+    gauss_tpr = stats.norm.cdf((sgn * (fits["mu_in"] - fits["mu_out"]) - z * fits["sd_out"]) / fits["sd_in"])
+    tpr["per_sample_mean_gaussian"] = float(gauss_tpr.mean())
+    oriented = sgn * scores
+    tau = np.nanquantile(np.where(OUT, oriented, np.nan), 1 - fpr, axis=0)
+    emp_hits = ((oriented > tau) & K).sum(0)
+    tpr["per_sample_mean_empirical"] = float(np.mean(emp_hits / n_in))
+
+    pooled_fpr = {k: float(v.mean()) for k, v in per_fpr.items()}
+    per_sample_tpr = core["hits"]["per_sample_mean"] / n_in
+
+    # bootstrap over records
+    ci: dict[str, tuple[float, float]] = {}
+    if n_bootstrap > 0:
+        rng = np.random.default_rng(seed)
+        W = rng.multinomial(N, np.full(N, 1.0 / N), size=n_bootstrap).astype(np.float64)
+        hits = dict(core["hits"])
+        hits["post_processed_fixed_variance"] = ((f_fixed > z) & K).sum(0)
+        hits["post_processed_fpc"] = ((f_fpc > z) & K).sum(0)
+        for key, h in hits.items():
+            reps = (W @ h) / (W @ n_in)
+            ci[key] = (float(np.quantile(reps, 0.025)), float(np.quantile(reps, 0.975)))
+        reps = (W @ per_sample_tpr) / N
+        ci["per_sample_mean"] = (float(np.quantile(reps, 0.025)), float(np.quantile(reps, 0.975)))
+        for key, vals in (("naive", scores), ("naive_online", online)):
+            reps = _bootstrap_global(vals, keep, fpr, W[: min(n_bootstrap, 200)])
+            ci[key] = (float(np.quantile(reps, 0.025)), float(np.quantile(reps, 0.975)))
+
+    # curves
+    grid = np.logspace(np.log10(max(1.0 / (n_out.min() * 10), 1e-4)), 0, 80)
+    ps_curve = np.array([float((((core["g"] > stats.norm.ppf(1 - a)) & K).sum(0) / n_in).mean()) for a in grid])
+    curves = {
+        "naive": _thin(roc_curve(scores.ravel(), K.ravel())),
+        "post_processed": _thin(roc_curve(core["pp"].ravel(), K.ravel())),
+        "naive_online": _thin(roc_curve(online.ravel(), K.ravel())),
+        "per_sample_mean": RocCurve(
+            fpr=np.r_[0.0, grid],
+            tpr=np.r_[0.0, ps_curve],
+            thresholds=np.r_[np.inf, stats.norm.ppf(1 - grid)],
+            auc=float(np.trapezoid(np.r_[0.0, ps_curve], np.r_[0.0, grid])),
+            n_pos=int(K.sum()),
+            n_neg=int(OUT.sum()),
+        ),
+    }
+    typical_n_out = int(np.median(st.n_out[OUT]))
+    thresholds = {
+        "naive": core["naive"].threshold,
+        "normal": z,
+        "student_t": float(stats.t.ppf(1 - fpr, typical_n_out - 1) * math.sqrt(1 + 1 / typical_n_out)),
+    }
+    extra = []
+    if n_out_min <= 1.0 / fpr:
+        extra.append(
+            f"The empirical per-record threshold uses only {n_out_min} out-scores, so its '{fpr:g}' "
+            f"quantile really sits near 1/{n_out_min}: the empirical per-sample TPR is inflated; "
+            "use the Gaussian one."
+        )
+    return LiraEvaluation(
+        fpr=fpr,
+        n_models=M,
+        n_samples=N,
+        tpr=tpr,
+        tpr_ci=ci,
+        per_sample_fpr=per_fpr,
+        pooled_fpr=pooled_fpr,
+        per_sample_tpr=per_sample_tpr,
+        fits=fits,
+        naive_detail=core["naive"],
+        thresholds=thresholds,
+        curves=curves,
+        fpc=fpc,
+        required_models=required_models(fpr),
+        warnings=tuple(warnings) + tuple(extra),
+    )
+
+
+def vulnerable_records(evaluation: LiraEvaluation, *, top: int = 20) -> pd.DataFrame:
+    """The records most exposed at alpha: highest per-record TPR, then largest separation.
+
+    Columns: ``row`` (0-based row of the table), ``per_sample_tpr``, ``separation``
+    ((mu_in - mu_out) / sd_out), ``mu_in``, ``mu_out``, ``sd_out``,
+    ``fpr_naive`` (how often the naive threshold flags this record when it is out).
+    """
+    f = evaluation.fits
+    sep = (f["mu_in"] - f["mu_out"]) / f["sd_out"]
+    table = pd.DataFrame(
+        {
+            "row": np.arange(evaluation.n_samples),
+            "per_sample_tpr": evaluation.per_sample_tpr,
+            "separation": sep,
+            "mu_in": f["mu_in"],
+            "mu_out": f["mu_out"],
+            "sd_out": f["sd_out"],
+            "fpr_naive": evaluation.per_sample_fpr["naive"],
+        }
+    )
+    return table.sort_values(["per_sample_tpr", "separation"], ascending=False).head(top).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- what-if over M
+
+
+@dataclass(frozen=True)
+class ModelsSweep:
+    """TPR at alpha as the number of models grows (subsamples of the trained pool).
+
+    Attributes
+    ----------
+    n_models : np.ndarray
+        ``(k,)`` sizes tried (even; whole complementary pairs).
+    tpr : dict[str, np.ndarray]
+        ``(k, repeats)`` TPR per aggregation (naive, post_processed, post_processed_t,
+        per_sample_mean).
+    fpr_spread : dict[str, np.ndarray]
+        ``(k, repeats)`` std of per-sample FPRs (naive, post_processed).
+    fpr : float
+    required_models : int
+    """
+
+    n_models: np.ndarray
+    tpr: dict[str, np.ndarray] = field(repr=False)
+    fpr_spread: dict[str, np.ndarray] = field(repr=False)
+    fpr: float
+    required_models: int
+
+    def table(self) -> pd.DataFrame:
+        """Long table: ``n_models, rule, tpr_mean, tpr_low, tpr_high`` (min/max over repeats)."""
+        rows = []
+        for rule, v in self.tpr.items():
+            for i, m in enumerate(self.n_models):
+                rows.append(
+                    {
+                        "n_models": int(m),
+                        "rule": rule,
+                        "tpr_mean": float(np.nanmean(v[i])),
+                        "tpr_low": float(np.nanmin(v[i])),
+                        "tpr_high": float(np.nanmax(v[i])),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+
+def models_sweep(
+    scores: np.ndarray,
+    keep: np.ndarray,
+    *,
+    fpr: float,
+    sizes: tuple[int, ...] | None = None,
+    repeats: int = 5,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+) -> ModelsSweep:
+    """What-if: the four aggregations recomputed with M' < M models of the pool.
+
+    Draws ``repeats`` random subsets of whole complementary pairs (rows 2k, 2k+1 of the
+    keep-matrix, see :func:`audit_core.batched_models.balanced_keep_matrix`), so every
+    subset keeps each record in exactly M'/2 models. Default sizes: 8, 16, 32, ... and M.
+    """
+    M = scores.shape[0]
+    if sizes is None:
+        sizes = tuple(sorted({*(2**k for k in range(3, 12) if 2**k < M), M}))
+    sizes = tuple(s for s in sizes if MIN_MODELS <= s <= M and s % 2 == 0)
+    rng = np.random.default_rng(seed)
+    rules = ("naive", "post_processed", "post_processed_t", "per_sample_mean")
+    tpr = {r: np.full((len(sizes), repeats), np.nan) for r in rules}
+    spread = {r: np.full((len(sizes), repeats), np.nan) for r in ("naive", "post_processed")}
+    report = as_progress(progress)
+    for i, m in enumerate(sizes):
+        reps = 1 if m == M else repeats
+        for r in range(reps):
+            pairs = rng.choice(M // 2, size=m // 2, replace=False)
+            rows = np.sort(np.r_[2 * pairs, 2 * pairs + 1])
+            t, f = _rates(_core(scores[rows], keep[rows], fpr))
+            for rule in rules:
+                tpr[rule][i, r] = t[rule]
+            for rule in spread:
+                spread[rule][i, r] = f[rule].std()
+        report((i + 1) / len(sizes), f"What-if with {m} models")
+    return ModelsSweep(n_models=np.array(sizes), tpr=tpr, fpr_spread=spread, fpr=fpr, required_models=required_models(fpr))
+
+
+# --------------------------------------------------------------------------- FPC simulation
+
+
+@dataclass(frozen=True)
+class FpcSimulation:
+    """Gaussian simulation of the finite-population correction (METHODS.md §2).
+
+    Each repeat draws a population of N_+ values from N(0, 1), M subsets of size N
+    without replacement, and takes each subset's mean as the "model". sigma_emp is the
+    spread (ddof = 1) of the M means, sigma_ana = 1/sqrt(N) the spread over independent
+    draws from the population distribution.
+
+    Attributes
+    ----------
+    population, train_size, n_models, repeats : int
+    fpc : float
+        1 - N/N_+.
+    ratio_empirical, ratio_corrected : float
+        Medians over repeats of sigma_emp/sigma_ana, before and after dividing
+        sigma_emp by sqrt(FPC).
+    ratios : np.ndarray
+        ``(repeats,)`` uncorrected ratios.
+    """
+
+    population: int
+    train_size: int
+    n_models: int
+    repeats: int
+    fpc: float
+    ratio_empirical: float
+    ratio_corrected: float
+    ratios: np.ndarray = field(repr=False)
+
+    @property
+    def expected_ratio(self) -> float:
+        """sqrt(FPC), where the uncorrected ratio should concentrate."""
+        return math.sqrt(self.fpc)
+
+    def to_json(self) -> dict:
+        """The DESIGN.md ``fpc-sim`` JSON: ``fpc``, ``ratio_empirical``, ``ratio_corrected`` (+ extras)."""
+        q = np.quantile(self.ratios, [0.25, 0.75])
+        return {
+            "fpc": self.fpc,
+            "ratio_empirical": self.ratio_empirical,
+            "ratio_corrected": self.ratio_corrected,
+            "expected_ratio": self.expected_ratio,
+            "ratio_empirical_iqr": [float(q[0]), float(q[1])],
+            "population": self.population,
+            "train_size": self.train_size,
+            "n_models": self.n_models,
+            "repeats": self.repeats,
+        }
+
+
+def fpc_simulation(*, population: int, train_size: int, n_models: int = 64, repeats: int = 200, seed: int = 0) -> FpcSimulation:
+    """Simulate sigma_emp/sigma_ana for M subsets of size N from a pool of N_+ (METHODS.md §2).
+
+    >>> r = fpc_simulation(population=2000, train_size=1000, n_models=64, repeats=50, seed=0)
+    >>> round(r.fpc, 2), abs(r.ratio_empirical - 0.707) < 0.05, abs(r.ratio_corrected - 1) < 0.07
+    (0.5, True, True)
+    """
+    if population < 4 or not 2 <= train_size < population:
+        raise InputError(
+            f"The training size must be between 2 and the population size minus one (got N = {train_size}, N_+ = {population})."
+        )
+    if n_models < 3 or repeats < 1:
+        raise InputError("The FPC simulation needs at least 3 models and 1 repeat.")
+    if population * n_models > 50_000_000:
+        raise InputError("N_+ x M is too large for this simulation; use a smaller population or fewer models.")
+    rng = np.random.default_rng(seed)
+    fpc = 1.0 - train_size / population
+    ratios = np.empty(repeats)
+    sigma_ana = 1.0 / math.sqrt(train_size)
+    for r in range(repeats):
+        pop = rng.standard_normal(population)
+        keys = rng.random((n_models, population))
+        idx = np.argpartition(keys, train_size - 1, axis=1)[:, :train_size]
+        means = pop[idx].mean(1)
+        ratios[r] = means.std(ddof=1) / sigma_ana
+    return FpcSimulation(
+        population=population,
+        train_size=train_size,
+        n_models=n_models,
+        repeats=repeats,
+        fpc=fpc,
+        ratio_empirical=float(np.median(ratios)),
+        ratio_corrected=float(np.median(ratios / math.sqrt(fpc))),
+        ratios=ratios,
+    )
+
+
+def fpc_sweep(
+    *,
+    population: int = 2000,
+    fractions: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9),
+    n_models: int = 64,
+    repeats: int = 100,
+    seed: int = 0,
+) -> tuple[FpcSimulation, ...]:
+    """:func:`fpc_simulation` over a range of N/N_+ (for the FPC plot)."""
+    return tuple(
+        fpc_simulation(
+            population=population,
+            train_size=max(2, round(f * population)),
+            n_models=n_models,
+            repeats=repeats,
+            seed=seed + i,
+        )
+        for i, f in enumerate(fractions)
+    )
+
+
+# --------------------------------------------------------------------------- one call
+
+
+@dataclass(frozen=True)
+class LiraResult:
+    """Pool + evaluation + what-if, as shown by the page and written by the CLI."""
+
+    pool: ModelPool
+    evaluation: LiraEvaluation
+    sweep: ModelsSweep
+
+    def to_json(self) -> dict:
+        out = self.evaluation.to_json()
+        out.update(
+            {
+                "model": self.pool.model,
+                "target": self.pool.target,
+                "train_seconds": self.pool.seconds,
+                "train_accuracy": float(self.pool.train_accuracy.mean()),
+                "test_accuracy": float(self.pool.test_accuracy.mean()),
+                "models_sweep": self.sweep.table().to_dict(orient="records"),
+            }
+        )
+        return out
+
+
+def run_lira(
+    df: pd.DataFrame,
+    *,
+    target: str,
+    model: str = "logistic",
+    n_models: int = 16,
+    fpr: float = 0.01,
+    seed: int = 0,
+    n_bootstrap: int = 200,
+    device=None,
+    progress: ProgressFn | None = None,
+    **train_options,
+) -> LiraResult:
+    """Train the pool, evaluate at alpha, and run the what-if over M (METHODS.md §2)."""
+    pool = train_pool(
+        df,
+        target=target,
+        model=model,
+        n_models=n_models,
+        fpr=fpr,
+        seed=seed,
+        device=device,
+        progress=sub_progress(progress, 0.0, 0.85),
+        **train_options,
+    )
+    report = as_progress(progress)
+    report(0.86, "Evaluating naive, post-processed and per-sample rules")
+    ev = evaluate_lira(pool.scores, pool.keep, fpr=fpr, n_bootstrap=n_bootstrap, seed=seed)
+    sw = models_sweep(pool.scores, pool.keep, fpr=fpr, seed=seed, progress=sub_progress(progress, 0.9, 1.0))
+    return LiraResult(pool=pool, evaluation=ev, sweep=sw)
