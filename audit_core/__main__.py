@@ -118,15 +118,96 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    raise InputError("Generation is not available in this build.")
+    """Fit one generator on --train and write --rows synthetic rows to --out (.csv or .parquet)."""
+    from audit_core.generators import GENERATORS, make_generator
+    from audit_core.tables import infer_column_types, read_table
+
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix not in {".csv", ".parquet"}:
+        raise InputError(f"The output file {out.name} must end in .csv or .parquet.")
+    if out.parent and not out.parent.exists():
+        raise InputError(f"The output folder {out.parent} does not exist.")
+    if args.generator not in GENERATORS:
+        raise InputError(f"Unknown generator '{args.generator}'; choose one of {', '.join(GENERATORS)}.")
+    if args.generator == "population":
+        raise InputError(
+            "The 'population' reference returns real rows held out from training; it only exists inside a "
+            "comparison (the dashboard's Generate & compare page); choose another generator."
+        )
+    params = {}
+    if args.epochs is not None:
+        if not GENERATORS[args.generator].has_epochs:
+            raise InputError(f"Generator '{args.generator}' has no epochs; leave out --epochs.")
+        params["epochs"] = args.epochs
+    train = read_table(args.train, name="train")
+    types = infer_column_types(train, categorical=_csv_list(args.categorical), ignore=_csv_list(args.ignore))
+    generator = make_generator(args.generator, **params)
+    generator.fit(train, types=types, seed=args.seed, progress=_progress_to_stderr(args.quiet))
+    synthetic = generator.sample(args.rows, seed=args.seed)
+    tmp = out.with_name(out.name + ".partial")
+    if suffix == ".csv":
+        synthetic.to_csv(tmp, index=False)
+    else:
+        synthetic.to_parquet(tmp, index=False)
+    tmp.replace(out)
+    if not args.quiet:
+        print(f"wrote {len(synthetic):,} synthetic rows to {out}", file=sys.stderr)
+    return 0
 
 
 def _cmd_lira(args: argparse.Namespace) -> int:
-    raise InputError("The LiRA audit is not available in this build.")
+    """``lira``: naive vs calibrated LiRA over a batch of models (METHODS.md §2)."""
+    from audit_core.lira import check_lira_settings, fpc_sweep, run_lira
+    from audit_core.plots.lira import build_report, verdict
+    from audit_core.tables import read_table
+
+    for out in (args.json, args.html):  # refuse a bad output path before the long work
+        if out and not Path(out).resolve().parent.is_dir():
+            raise InputError(f"The output folder {Path(out).parent} does not exist.")
+    data = read_table(args.data, name=Path(args.data).name)
+    for warning in check_lira_settings(len(data), n_models=args.models, fpr=args.fpr):
+        print(f"warning: {warning}", file=sys.stderr)
+    result = run_lira(
+        data,
+        target=args.target,
+        model=args.model,
+        n_models=args.models,
+        fpr=args.fpr,
+        seed=args.seed,
+        progress=_progress_to_stderr(args.quiet),
+    )
+    write_json(args.json, result.to_json())
+    if args.html:
+        sims = fpc_sweep(n_models=args.models, repeats=100, seed=args.seed)
+        write_html(args.html, build_report(result, data=data, data_name=Path(args.data).name, fpc_sims=sims, seed=args.seed))
+    t = result.evaluation.tpr
+    print(
+        f"TPR at FPR {args.fpr:g} over {args.models} {args.model} models: naive {t['naive']:.3f}, "
+        f"post-processed {t['post_processed']:.3f}, post-processed (t) {t['post_processed_t']:.3f}, "
+        f"per-sample average {t['per_sample_mean']:.3f}"
+    )
+    print(verdict(result))
+    return 0
 
 
 def _cmd_fpc_sim(args: argparse.Namespace) -> int:
-    raise InputError("The FPC simulation is not available in this build.")
+    """``fpc-sim``: Gaussian simulation of the finite-population correction (METHODS.md §2)."""
+    from audit_core.lira import fpc_simulation
+
+    sim = fpc_simulation(
+        population=args.population,
+        train_size=args.train_size,
+        n_models=args.models,
+        repeats=args.repeats,
+        seed=args.seed,
+    )
+    write_json(args.json, sim.to_json())
+    print(
+        f"FPC = 1 - N/N+ = {sim.fpc:.3f}; sigma_emp/sigma_ana = {sim.ratio_empirical:.3f} "
+        f"(sqrt(FPC) = {sim.expected_ratio:.3f}), after correction {sim.ratio_corrected:.3f}"
+    )
+    return 0
 
 
 def _cmd_fabrication(args: argparse.Namespace) -> int:
