@@ -42,9 +42,10 @@ def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:
 def tables() -> dict[str, pd.DataFrame]:
     rng = np.random.default_rng(12345)
     pop = _population(5 * N, rng)
-    parts = {name: pop.iloc[i * N : (i + 1) * N].reset_index(drop=True) for i, name in enumerate(
-        ["train", "holdout", "auxiliary", "independent", "spare"]
-    )}
+    parts = {
+        name: pop.iloc[i * N : (i + 1) * N].reset_index(drop=True)
+        for i, name in enumerate(["train", "holdout", "auxiliary", "independent", "spare"])
+    }
     copied = np.sort(rng.choice(N, size=N // 10, replace=False))
     leaky = pd.concat([parts["independent"].iloc[: N - copied.size], parts["train"].iloc[copied]], ignore_index=True)
     return {**parts, "leaky": leaky, "copied_rows": pd.DataFrame({"row": copied})}
