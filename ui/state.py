@@ -14,8 +14,14 @@ class Synthetic:
     RESULT = "synthetic.result"
     INPUTS = "synthetic.inputs"
     SOURCE = "synthetic.source"
-    BANDWIDTH = "synthetic.bandwidth"
-    PRIOR = "synthetic.prior"
+    BANDWIDTH = "synthetic.bandwidth"  # bandwidth multiplier slider: re-scores, never recomputes distances
+    PRIOR = "synthetic.prior"  # prior slider: re-scores, never recomputes distances
+    BANDWIDTH_RULE = "synthetic.bandwidth_rule"  # silverman / scott / cv: re-scores too
+    SEED = "synthetic.seed"
+    COLUMNS = "synthetic.columns"  # prefix of the column-type editor's key (one editor per data source)
+    UPLOAD = "synthetic.upload"  # prefix of the upload widgets' keys
+    EXPOSED_BY = "synthetic.exposed_by"
+    EXPLAIN = "synthetic.explain"
 
 
 class Generators:
