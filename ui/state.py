@@ -32,8 +32,9 @@ class Generators:
 
 class Lira:
     AUTORUN = "lira.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "lira.result"
+    RESULT = "lira.result"  # dict: pool (ModelPool), data (DataFrame), name, settings
     SOURCE = "lira.source"
+    FPR = "lira.fpr"  # alpha slider: re-scores the trained pool, never retrains
 
 
 class Fabrication:

@@ -235,3 +235,22 @@ def build_report(
         limits=limits,
         seed=seed,
     )
+
+
+def vulnerable_table(ev: LiraEvaluation, data: pd.DataFrame | None = None, *, top: int = 20) -> pd.DataFrame:
+    """The most exposed records (:func:`audit_core.lira.vulnerable_records`) with their table values."""
+    table = vulnerable_records(ev, top=top)
+    if data is None:
+        return table
+    values = data.iloc[table["row"].to_numpy()].reset_index(drop=True)
+    return pd.concat([table, values], axis=1)
+
+
+def records_table(ev: LiraEvaluation) -> pd.DataFrame:
+    """One row per record: its Gaussian fits, per-record TPR and FPR under each rule (CSV download)."""
+    out = pd.DataFrame({"row": np.arange(ev.n_samples), "per_sample_tpr": ev.per_sample_tpr})
+    for key, values in ev.fits.items():
+        out[key] = values
+    for key in ("naive", "post_processed", "post_processed_t"):
+        out[f"fpr_{key}"] = ev.per_sample_fpr[key]
+    return out
