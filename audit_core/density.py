@@ -113,9 +113,7 @@ def select_bandwidth(
             raise InputError(f"The bandwidth must be a positive number; got {method!r}.")
         return max(h * scale, h_min)
     if method not in BANDWIDTH_RULES:
-        raise InputError(
-            f"Unknown bandwidth rule {method!r}; use one of {', '.join(BANDWIDTH_RULES)} or a positive number."
-        )
+        raise InputError(f"Unknown bandwidth rule {method!r}; use one of {', '.join(BANDWIDTH_RULES)} or a positive number.")
     values = _as_distances(x, name="distances")
     n = values.size
     spread = _spread(values)

@@ -220,9 +220,7 @@ def _check_settings(*, prior: float, bandwidth: Any, bandwidth_scale: float, n_f
         raise InputError(f"The membership prior must be strictly between 0 and 1; got {prior!r}.")
     if isinstance(bandwidth, str):
         if bandwidth not in BANDWIDTH_RULES:
-            raise InputError(
-                f"Unknown bandwidth {bandwidth!r}; use one of {', '.join(BANDWIDTH_RULES)} or a positive number."
-            )
+            raise InputError(f"Unknown bandwidth {bandwidth!r}; use one of {', '.join(BANDWIDTH_RULES)} or a positive number.")
     elif not (isinstance(bandwidth, (int, float, np.floating)) and np.isfinite(bandwidth) and bandwidth > 0):
         raise InputError(f"The bandwidth must be a rule name or a positive number; got {bandwidth!r}.")
     if not (np.isfinite(bandwidth_scale) and bandwidth_scale > 0):
@@ -288,9 +286,7 @@ def _score(
     # realistic attacker, whose auxiliary data hold no copies, would score copies at the
     # prior, below near-copies (METHODS.md §1.6: a copy must come out at the top).
     far = aux_d[~pseudo]
-    posterior_real = _fit(
-        aux_d[pseudo], far, settings, non_member_zero_pseudo_count=1.0 if np.any(far <= ZERO_TOL) else 0.0
-    )
+    posterior_real = _fit(aux_d[pseudo], far, settings, non_member_zero_pseudo_count=1.0 if np.any(far <= ZERO_TOL) else 0.0)
     p_real = posterior_real.p_member(distance)
 
     tau_true = float(np.median(distance[~is_member]))
@@ -382,9 +378,7 @@ def audit_synthetic(
     InputError
         Mismatched or invalid tables, too few rows, invalid settings.
     """
-    _check_settings(
-        prior=prior, bandwidth=bandwidth, bandwidth_scale=bandwidth_scale, n_folds=n_folds, aux_quantile=aux_quantile
-    )
+    _check_settings(prior=prior, bandwidth=bandwidth, bandwidth_scale=bandwidth_scale, n_folds=n_folds, aux_quantile=aux_quantile)
     if not 0.0 < aux_share < 1.0:
         raise InputError(f"The share of the holdout used as auxiliary data must be between 0 and 1; got {aux_share!r}.")
     if max_per_class is not None and max_per_class < MIN_PER_CLASS:
@@ -445,9 +439,7 @@ def audit_synthetic(
     real_parts = [tr, ho] + ([aux] if aux_source == "auxiliary" else [])
     encoder = gower.encode_for_gower(real_parts, types=aligned.types)
     query = pd.concat([tr.iloc[tr_rows], ho.iloc[ho_rows], aux], ignore_index=True)
-    nn = gower.nearest_gower(
-        encoder.transform(query), encoder.transform(sy), progress=sub_progress(progress, 0.05, 0.85)
-    )
+    nn = gower.nearest_gower(encoder.transform(query), encoder.transform(sy), progress=sub_progress(progress, 0.05, 0.85))
     dist = np.clip(np.asarray(nn.distance, dtype=np.float64), 0.0, 1.0)
     nearest = np.asarray(nn.index, dtype=np.int64)
     n_attack = n_m + n_n
@@ -481,8 +473,7 @@ def audit_synthetic(
     )
     if n_n < 1000:
         warnings.append(
-            f"Only {n_n} non-members: a TPR at 0.1 % FPR needs at least 10,000 and one at 1 % FPR at least 1,000 "
-            "to be measured."
+            f"Only {n_n} non-members: a TPR at 0.1 % FPR needs at least 10,000 and one at 1 % FPR at least 1,000 to be measured."
         )
     report(1.0, "done")
     return SyntheticAudit(
@@ -579,7 +570,10 @@ def _contributions(audit: SyntheticAudit, records: pd.DataFrame) -> pd.DataFrame
         query = enc.transform(audit.frames[source].iloc[records["row"].to_numpy()[mask]])
         pos = np.flatnonzero(mask)
         contrib = gower.column_contributions(
-            query, syn.rows(pos), query_rows=np.arange(pos.size), reference_rows=np.arange(pos.size),
+            query,
+            syn.rows(pos),
+            query_rows=np.arange(pos.size),
+            reference_rows=np.arange(pos.size),
             column_order=enc.column_order,
         )
         contrib.index = records.index[mask]

@@ -27,6 +27,7 @@ __all__ = [
     "build_report",
     "distance_figure",
     "p_member_figure",
+    "risk_level",
     "roc_figure",
     "verdict",
 ]
@@ -118,6 +119,27 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+RISK_HEADLINES = {
+    "high": "UNSAFE to release as it is.",
+    "elevated": "Elevated risk: review before release.",
+    "low": "No measurable membership risk at this sample size.",
+}
+
+
+def risk_level(audit: SyntheticAudit) -> str:
+    """``"high"``, ``"elevated"`` or ``"low"``: the rule behind :func:`verdict`."""
+    att = audit.attacks["true_distribution"]
+    low = att.tpr_at_fpr[_LOW_FPR]
+    fpr = float(_LOW_FPR)
+    copies = audit.exact_copies
+    extra = copies["members"] - copies["non_members"]
+    if low.ci_low > 3 * fpr or extra > max(2, 0.005 * audit.n_members):
+        return "high"
+    if low.ci_low > 2 * fpr or att.auc > 0.6:
+        return "elevated"
+    return "low"
+
+
 def verdict(audit: SyntheticAudit) -> str:
     """A plain-language verdict a data steward can read aloud.
 
@@ -135,16 +157,8 @@ def verdict(audit: SyntheticAudit) -> str:
     low = att.tpr_at_fpr[_LOW_FPR]
     copies = audit.exact_copies
     n_m = audit.n_members
-    extra = copies["members"] - copies["non_members"]
-    parts: list[str] = []
     fpr = float(_LOW_FPR)
-    if low.ci_low > 3 * fpr or extra > max(2, 0.005 * n_m):
-        head = "UNSAFE to release as it is."
-    elif low.ci_low > 2 * fpr or att.auc > 0.6:
-        head = "Elevated risk: review before release."
-    else:
-        head = "No measurable membership risk at this sample size."
-    parts.append(head)
+    parts: list[str] = [RISK_HEADLINES[risk_level(audit)]]
     if copies["members"]:
         parts.append(
             f"{copies['members']} of the {n_m} audited training records appear verbatim in the synthetic table "
@@ -176,8 +190,7 @@ LIMITS = [
     "(e.g. DOMIAS-style density ratios in feature space) may find more.",
     "A result of 'no measurable risk' is evidence at this sample size, not proof: TPR at FPR alpha needs at least "
     "10/alpha non-members to be measured at all.",
-    "Gower distance weights every compared column equally unless weights are given; identifier-like columns "
-    "should be left out.",
+    "Gower distance weights every compared column equally unless weights are given; identifier-like columns should be left out.",
 ]
 
 

@@ -1,0 +1,337 @@
+"""Synthetic-data risk: can an attacker tell who was in the training data? (METHODS.md §1)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from audit_core.errors import InputError
+from audit_core.plots.synthetic import (
+    build_report,
+    distance_figure,
+    exposed_table_for_display,
+    p_member_figure,
+    risk_level,
+    roc_figure,
+    verdict,
+)
+from audit_core.report import describe_input
+from audit_core.synthetic import ATTACK_LABELS, SyntheticAudit, audit_synthetic, exposed_records, record_comparison, rescore
+from audit_core.tables import ColumnTypes, infer_column_types, read_table
+from ui import state
+from ui.common import (
+    HELP,
+    format_tpr,
+    metric_card,
+    progress_reporter,
+    remember_result,
+    report_downloads,
+    show_input_error,
+    take_autorun,
+)
+
+PAGE = "Synthetic-data risk"
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
+SAMPLES = {
+    "Adult – leaky synthetic (some training rows copied)": ("adult", "synthetic_leaky"),
+    "Adult – Gaussian copula synthetic": ("adult", "synthetic_gaussian_copula"),
+    "German credit – leaky synthetic": ("german_credit", "synthetic_leaky"),
+    "German credit – Gaussian copula synthetic": ("german_credit", "synthetic_gaussian_copula"),
+}
+SAMPLES = {k: v for k, v in SAMPLES.items() if (SAMPLE_DIR / v[0] / f"{v[1]}.csv").is_file()}
+UPLOAD = "Upload my own tables"
+ROLES = {
+    "train": "Training table (members)",
+    "holdout": "Holdout table (non-members)",
+    "synthetic": "Synthetic table",
+    "auxiliary": "Auxiliary data (optional)",
+}
+KINDS = ["numeric", "categorical", "ignore"]
+RULES = ["silverman", "scott", "cv"]
+
+
+# ----------------------------------------------------------------------------- cached steps
+@st.cache_data(show_spinner=False, max_entries=16)
+def _read_sample(folder: str, name: str) -> pd.DataFrame:
+    return read_table(SAMPLE_DIR / folder / f"{name}.csv", name=name)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _read_upload(data: bytes, name: str) -> pd.DataFrame:
+    return read_table(data, name=name)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _run_audit(
+    tables: dict[str, pd.DataFrame],
+    numeric: tuple[str, ...],
+    categorical: tuple[str, ...],
+    ignored: tuple[str, ...],
+    seed: int,
+    _progress=None,
+) -> SyntheticAudit:
+    types = ColumnTypes(numeric=numeric, categorical=categorical, ignored=ignored)
+    return audit_synthetic(
+        tables["train"],
+        tables["holdout"],
+        tables["synthetic"],
+        tables.get("auxiliary"),
+        types=types,
+        seed=seed,
+        progress=_progress,
+    )
+
+
+# ----------------------------------------------------------------------------- inputs
+def _load_tables(source: str) -> dict[str, pd.DataFrame] | None:
+    if source in SAMPLES:
+        folder, synthetic = SAMPLES[source]
+        names = {"train": "train", "holdout": "holdout", "synthetic": synthetic, "auxiliary": "auxiliary"}
+        return {
+            role: _read_sample(folder, name) for role, name in names.items() if (SAMPLE_DIR / folder / f"{name}.csv").is_file()
+        }
+    cols = st.columns(4)
+    tables: dict[str, pd.DataFrame] = {}
+    for col, (role, label) in zip(cols, ROLES.items(), strict=True):
+        upload = col.file_uploader(label, type=["csv", "parquet"], key=f"{state.Synthetic.UPLOAD}.{role}")
+        if upload is not None:
+            tables[role] = _read_upload(upload.getvalue(), role)
+    missing = [ROLES[r] for r in ("train", "holdout", "synthetic") if r not in tables]
+    if missing:
+        st.info("Upload " + ", ".join(missing).lower() + " (CSV or Parquet) to start.")
+        return None
+    return tables
+
+
+def _column_editor(train: pd.DataFrame, source: str) -> ColumnTypes:
+    inferred = infer_column_types(train)
+    kinds = {c: "numeric" for c in inferred.numeric} | {c: "categorical" for c in inferred.categorical}
+    frame = pd.DataFrame(
+        {
+            "column": [str(c) for c in train.columns],
+            "type": [kinds.get(str(c), "ignore") for c in train.columns],
+            "example": [str(train[c].dropna().iloc[0]) if train[c].notna().any() else "" for c in train.columns],
+            "distinct values": [int(train[c].nunique()) for c in train.columns],
+        }
+    )
+    edited = st.data_editor(
+        frame,
+        key=f"{state.Synthetic.COLUMNS}.{source}",
+        hide_index=True,
+        disabled=["column", "example", "distinct values"],
+        column_config={
+            "type": st.column_config.SelectboxColumn(
+                "type", options=KINDS, required=True, help="numeric: |x - s| / range; categorical: equal or not; ignore: left out"
+            )
+        },
+        width="stretch",
+    )
+    chosen = dict(zip(edited["column"], edited["type"], strict=True))
+    return infer_column_types(
+        train,
+        numeric=[c for c, k in chosen.items() if k == "numeric"],
+        categorical=[c for c, k in chosen.items() if k == "categorical"],
+        ignore=[c for c, k in chosen.items() if k == "ignore"],
+    )
+
+
+# ----------------------------------------------------------------------------- results
+def _metric_cards(audit: SyntheticAudit) -> None:
+    for name in ("true_distribution", "realistic"):
+        m = audit.attacks[name]
+        with st.container(border=True):
+            st.markdown(f"**{ATTACK_LABELS[name]}**")
+            cols = st.columns(4)
+            with cols[0]:
+                metric_card("AUC", f"{m.auc:.3f}", help=HELP["auc"])
+            for col, (key, label) in zip(cols[1:], (("0.001", "0.1 %"), ("0.01", "1 %"), ("0.1", "10 %")), strict=True):
+                t = m.tpr_at_fpr[key]
+                with col:
+                    metric_card(
+                        f"TPR at {label} FPR",
+                        format_tpr(t.tpr, t.ci_low, t.ci_high, n_neg=t.n_neg, supported=t.supported),
+                        help=HELP["tpr_at_fpr"] + " " + HELP["ci"],
+                    )
+                    st.caption(
+                        f"{t.n_neg:,} non-members behind it" + ("" if t.supported else f" (needs {int(10 / t.target_fpr):,})")
+                    )
+            cols = st.columns(4)
+            for col, (key, value) in zip(
+                cols, (("accuracy", m.accuracy), ("precision", m.precision), ("recall", m.recall), ("f1", m.f1)), strict=True
+            ):
+                with col:
+                    metric_card(f"{key.capitalize() if key != 'f1' else 'F1'} at P ≥ 0.5", f"{value:.3f}", help=HELP[key])
+    unsupported = [
+        t for m in audit.attacks.values() for t in m.tpr_at_fpr.values() if not t.supported and t.target_fpr < 0.1 + 1e-12
+    ]
+    if unsupported:
+        fprs = sorted({t.target_fpr for t in unsupported})
+        st.warning(
+            f"With {audit.n_non_members:,} non-members, the TPR at "
+            + " and ".join(f"{100 * f:g} % FPR" for f in fprs)
+            + " is not measurable (it needs at least 10/alpha non-members); those numbers are marked ⚠. "
+            "Audit with a larger holdout table."
+        )
+    with st.container(border=True):
+        st.markdown("**Method 1: member iff distance < threshold** (one ROC point, no curve)")
+        cols = st.columns(5)
+        for col, (label, dt) in zip(
+            cols[:2],
+            (("non-members' median", audit.distance_threshold), ("auxiliary median", audit.distance_threshold_realistic)),
+            strict=True,
+        ):
+            with col:
+                metric_card(
+                    f"TPR / FPR (tau = {label})", f"{dt.metrics.tpr:.3f} / {dt.metrics.fpr:.3f}", help=f"tau = {dt.threshold:.4f}"
+                )
+        m1 = audit.distance_threshold.metrics
+        for col, (key, value) in zip(
+            cols[2:], (("accuracy", m1.accuracy), ("precision", m1.precision), ("f1", m1.f1)), strict=True
+        ):
+            with col:
+                metric_card(f"{key.capitalize() if key != 'f1' else 'F1'}", f"{value:.3f}", help=HELP[key])
+
+
+def _show_verdict(audit: SyntheticAudit) -> None:
+    text = verdict(audit)
+    level = risk_level(audit)
+    {"high": st.error, "elevated": st.warning, "low": st.success}[level](text)
+
+
+def _exposed(audit: SyntheticAudit) -> None:
+    st.subheader("The most exposed records")
+    by_label = st.radio(
+        "Rank by",
+        ["true-distribution attack", "realistic attack"],
+        horizontal=True,
+        key=state.Synthetic.EXPOSED_BY,
+    )
+    by = "p_member_true" if by_label.startswith("true") else "p_member_realistic"
+    top = exposed_records(audit, k=20, by=by)
+    st.dataframe(exposed_table_for_display(top), hide_index=True, width="stretch")
+    if top.empty:
+        return
+    labels = [f"#{r.rank}: {r.source} row {r.row} (P = {getattr(r, by):.3f}, d = {r.distance:.4f})" for r in top.itertuples()]
+    pick = st.selectbox("Show a record beside its nearest synthetic record", labels, key=state.Synthetic.EXPLAIN)
+    row = top.iloc[labels.index(pick)]
+    pos = audit.records.index[(audit.records["source"] == row["source"]) & (audit.records["row"] == row["row"])][0]
+    table = record_comparison(audit, int(audit.records.index.get_loc(pos)))
+    table["record"] = table["record"].astype(str)
+    table["nearest_synthetic"] = table["nearest_synthetic"].astype(str)
+    st.dataframe(
+        table.style.format({"contribution": "{:.4f}", "share_of_distance": "{:.1%}"}).bar(
+            subset=["share_of_distance"], color="#D55E00", vmin=0, vmax=1
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+
+
+# ----------------------------------------------------------------------------- page
+st.title("🧬 Synthetic-data risk")
+st.markdown(
+    "Can an attacker who sees the synthetic table tell which people were in the generator's **training data**? "
+    "Each real record gets its Gower distance to the nearest synthetic record; kernel densities of members' and "
+    "non-members' distances turn that into **P(member | distance)** per record (METHODS.md §1)."
+)
+
+autorun = take_autorun(state.Synthetic.AUTORUN)
+options = [*SAMPLES, UPLOAD]
+if autorun and options:
+    st.session_state[state.Synthetic.SOURCE] = options[0]
+source = st.selectbox("Data", options, key=state.Synthetic.SOURCE, help="Bundled samples, or your own CSV / Parquet tables.")
+
+try:
+    tables = _load_tables(source)
+except InputError as exc:
+    show_input_error(exc)
+    tables = None
+
+run_clicked = False
+types: ColumnTypes | None = None
+if tables is not None:
+    st.caption(" · ".join(f"{role}: {len(df):,} rows × {df.shape[1]} columns" for role, df in tables.items()))
+    with st.form("synthetic.run_form"):
+        st.markdown("**Column types** (inferred; change a type or leave a column out)")
+        try:
+            types = _column_editor(tables["train"], source)
+        except InputError as exc:
+            show_input_error(exc)
+        seed = st.number_input("Seed", min_value=0, value=0, step=1, key=state.Synthetic.SEED)
+        run_clicked = st.form_submit_button("▶ Run the audit", type="primary")
+
+if (run_clicked or autorun) and tables is not None and types is not None:
+    try:
+        with progress_reporter("Auditing the synthetic table") as progress:
+            audit = _run_audit(
+                tables,
+                types.numeric,
+                types.categorical,
+                types.ignored,
+                int(st.session_state.get(state.Synthetic.SEED, 0)),
+                progress,
+            )
+        st.session_state[state.Synthetic.RESULT] = {
+            "audit": audit,
+            "source": source,
+            "inputs": [describe_input(role, df) for role, df in tables.items()],
+        }
+    except InputError as exc:
+        show_input_error(exc)
+
+result = st.session_state.get(state.Synthetic.RESULT)
+if result is None:
+    st.stop()
+
+base: SyntheticAudit = result["audit"]
+st.divider()
+st.subheader(f"Result: {result['source']}")
+for note in base.warnings:
+    st.caption("ℹ️ " + note)
+
+with st.container(border=True):
+    st.markdown("**Re-score instantly** (distances are kept; only the 1-D densities are refitted)")
+    c1, c2, c3 = st.columns(3)
+    rule = c1.selectbox("Bandwidth rule", RULES, key=state.Synthetic.BANDWIDTH_RULE, help="Scaled by the distances' spread.")
+    scale = c2.select_slider(
+        "Bandwidth × rule",
+        options=[0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0],
+        value=1.0,
+        key=state.Synthetic.BANDWIDTH,
+        help="Smaller: sharper densities, noisier probabilities. Larger: smoother, closer to the prior.",
+    )
+    prior = c3.slider(
+        "Prior P(member)", min_value=0.01, max_value=0.99, value=0.5, step=0.01, key=state.Synthetic.PRIOR, help=HELP["p_member"]
+    )
+try:
+    audit = rescore(base, bandwidth=rule, bandwidth_scale=float(scale), prior=float(prior))
+except InputError as exc:
+    show_input_error(exc)
+    st.stop()
+
+_show_verdict(audit)
+_metric_cards(audit)
+
+st.plotly_chart(roc_figure(audit), width="stretch")
+c1, c2 = st.columns(2)
+c1.plotly_chart(p_member_figure(audit, attack="true_distribution"), width="stretch")
+c2.plotly_chart(p_member_figure(audit, attack="realistic"), width="stretch")
+st.plotly_chart(distance_figure(audit), width="stretch")
+
+_exposed(audit)
+
+st.subheader("Downloads")
+report_downloads(build_report(audit, inputs=result["inputs"]), records=audit.records, key="synthetic")
+
+true = audit.attacks["true_distribution"]
+remember_result(
+    PAGE,
+    f"{result['source']}: " + verdict(audit).split(".")[0] + ".",
+    {
+        "AUC (true)": f"{true.auc:.3f}",
+        "TPR @ 1 % FPR": f"{100 * true.tpr_at_fpr['0.01'].tpr:.1f} %",
+        "exact copies": str(audit.exact_copies["members"]),
+    },
+)

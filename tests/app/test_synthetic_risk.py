@@ -1,0 +1,74 @@
+"""The synthetic-risk page through AppTest, on the bundled Adult samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import state
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "synthetic_risk.py")
+LEAKY = "Adult – leaky synthetic (some training rows copied)"
+COPULA = "Adult – Gaussian copula synthetic"
+
+
+def _run(source: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.session_state[state.Synthetic.SOURCE] = source
+    at.run()
+    assert not at.exception
+    [run] = [b for b in at.button if "Run the audit" in b.label]
+    run.click().run()
+    assert not at.exception
+    return at
+
+
+@pytest.fixture(scope="module")
+def leaky() -> AppTest:
+    return _run(LEAKY)
+
+
+def test_leaky_sample_is_flagged_unsafe_with_all_views(leaky: AppTest) -> None:
+    assert any(e.value.startswith("UNSAFE") for e in leaky.error)
+    labels = [m.label for m in leaky.metric]
+    for label in ("AUC", "TPR at 0.1 % FPR", "TPR at 1 % FPR", "TPR at 10 % FPR", "F1 at P ≥ 0.5"):
+        assert label in labels
+    # 2,000 non-members cannot support 0.1 % FPR: the page says so.
+    assert any("not measurable" in w.value for w in leaky.warning)
+    assert any("non-members behind it" in c.value for c in leaky.caption)
+    # Log-ROC, two P(member) histograms and the distance plot.
+    assert len(leaky.get("plotly_chart")) == 4
+    result = leaky.session_state[state.Synthetic.RESULT]
+    assert result["audit"].exact_copies["members"] > 100
+
+
+def test_sliders_rescore_without_recomputing_distances(leaky: AppTest) -> None:
+    before = leaky.session_state[state.Synthetic.RESULT]["audit"]
+    auc_before = [m.value for m in leaky.metric if m.label == "AUC"]
+    leaky.slider(key=state.Synthetic.PRIOR).set_value(0.1).run()
+    assert not leaky.exception
+    leaky.select_slider(key=state.Synthetic.BANDWIDTH).set_value(4.0).run()
+    assert not leaky.exception
+    after = leaky.session_state[state.Synthetic.RESULT]["audit"]
+    assert after is before  # the stored audit (distances) is untouched; only the view is re-scored
+    assert [m.value for m in leaky.metric if m.label == "AUC"] != auc_before
+    assert any("Precision" in m.label for m in leaky.metric)
+
+
+def test_gaussian_copula_sample_is_not_unsafe() -> None:
+    at = _run(COPULA)
+    assert not any(e.value.startswith("UNSAFE") for e in at.error)
+    assert any("No measurable membership risk" in s.value for s in at.success)
+    assert at.session_state[state.Synthetic.RESULT]["audit"].exact_copies["members"] == 0
+
+
+def test_upload_mode_asks_for_the_tables() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state[state.Synthetic.SOURCE] = "Upload my own tables"
+    at.run()
+    assert not at.exception
+    assert any("Upload" in i.value for i in at.info)
+    assert not [b for b in at.button if "Run the audit" in b.label]
