@@ -28,6 +28,9 @@ class Generators:
     AUTORUN = "generators.autorun"  # set by the home page's "Run on the sample" button
     RESULT = "generators.result"
     SOURCE = "generators.source"
+    CACHE = "generators.cache"  # fitted generators, samples and audits (written only after each step completes)
+    BANDWIDTH = "generators.bandwidth"
+    PRIOR = "generators.prior"
 
 
 class Lira:
