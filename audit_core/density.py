@@ -49,11 +49,37 @@ _LOG_2PI_HALF = 0.5 * np.log(2.0 * np.pi)
 
 def _as_distances(values: Sequence[float] | np.ndarray, *, name: str) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64).ravel()
-    if x.size and not np.all(np.isfinite(x)):
+    if x.size == 0:
+        return x
+    lo, hi = float(x.min()), float(x.max())  # NaN and inf propagate into min / max
+    if not (np.isfinite(lo) and np.isfinite(hi)):
         raise InputError(f"The {name} contain missing or infinite values; pass finite distances in [0, 1].")
-    if x.size and (x.min() < -1e-12 or x.max() > 1.0 + 1e-12):
+    if lo < -1e-12 or hi > 1.0 + 1e-12:
         raise InputError(f"The {name} must lie in [0, 1] (Gower distances); got values outside that range.")
-    return np.clip(x, 0.0, 1.0)
+    return np.clip(x, 0.0, 1.0) if (lo < 0.0 or hi > 1.0) else x
+
+
+_EXACT_QUANTILES_MAX = 200_000
+_QUANTILE_BINS = 1 << 20
+
+
+def _quartiles(x: np.ndarray) -> tuple[float, float]:
+    """25th and 75th percentiles of values in [0, 1].
+
+    Exact (``np.percentile``) up to 200,000 values; above that, read off a
+    2^20-bin histogram of [0, 1] (error below 1e-6, a fraction of the cost of a
+    selection on millions of values).
+    """
+    if x.size <= _EXACT_QUANTILES_MAX:
+        q25, q75 = np.percentile(x, [25.0, 75.0])
+        return float(q25), float(q75)
+    idx = np.minimum((x * _QUANTILE_BINS).astype(np.int64), _QUANTILE_BINS - 1)
+    cum = np.cumsum(np.bincount(idx, minlength=_QUANTILE_BINS))
+    out = []
+    for q in (0.25, 0.75):
+        k = int(np.searchsorted(cum, q * (x.size - 1) + 1.0))  # bin holding the order statistic
+        out.append((k + 0.5) / _QUANTILE_BINS)
+    return out[0], out[1]
 
 
 def _spread(x: np.ndarray) -> float:
@@ -61,8 +87,8 @@ def _spread(x: np.ndarray) -> float:
     if x.size < 2:
         return 0.0
     std = float(np.std(x, ddof=1))
-    q75, q25 = np.percentile(x, [75.0, 25.0])
-    iqr = float(q75 - q25) / 1.34
+    q25, q75 = _quartiles(x)
+    iqr = (q75 - q25) / 1.34
     positive = [s for s in (std, iqr) if s > 0]
     return min(positive) if positive else 0.0
 
@@ -180,13 +206,19 @@ class GridKDE:
         """Density at ``x`` by linear interpolation between grid points (0 outside [0, 1])."""
         x = np.asarray(x, dtype=np.float64)
         m = self.density.size
-        t = x * (m - 1)  # the grid is regular on [0, 1]: index arithmetic beats np.interp's search
-        inside = (t >= 0.0) & (t <= m - 1)
-        t = np.where(inside, t, 0.0)
-        lo = np.minimum(t.astype(np.int64), m - 2)
-        frac = t - lo
-        out = self.density[lo] * (1.0 - frac) + self.density[lo + 1] * frac
-        return np.where(inside, out, 0.0)
+        if x.size and not (x.min() >= 0.0 and x.max() <= 1.0):  # NaN and out-of-range: slow, masked path
+            inside = (x >= 0.0) & (x <= 1.0)
+            out = np.zeros(x.shape)
+            out[inside] = self.evaluate(x[inside])
+            return out
+        # The grid is regular on [0, 1]: index arithmetic beats np.interp's binary search.
+        t = x * (m - 1)
+        lo = np.minimum(t.astype(np.intp), m - 2)
+        t -= lo
+        slope = np.diff(self.density)
+        out = self.density[lo]
+        out += slope[lo] * t
+        return out
 
     __call__ = evaluate
 
@@ -238,10 +270,12 @@ def fit_kde(
     grid = np.linspace(0.0, 1.0, m)
 
     # Linear binning.
-    t = values / delta
-    lo = np.minimum(np.floor(t).astype(np.int64), m - 2)
-    frac = t - lo
-    counts = np.bincount(lo, weights=1.0 - frac, minlength=m) + np.bincount(lo + 1, weights=frac, minlength=m)
+    t = values * (m - 1)
+    lo = np.minimum(t.astype(np.intp), m - 2)  # values are >= 0, so truncation is floor
+    t -= lo  # now the fraction of the way to the next grid point
+    upper = np.bincount(lo, weights=t, minlength=m)
+    counts = np.bincount(lo, minlength=m) - upper
+    counts[1:] += upper[:-1]
 
     # Kernel over lags -L..L (L never beyond the grid, so one reflection per side).
     lags = min(m - 1, int(np.ceil(_TRUNCATE * h / delta)))
