@@ -768,51 +768,67 @@ def _nearest_torch(
     if r_missing:
         r_num_ok, r_cat_ok = to(arrays["r_num_ok"]), to(arrays["r_cat_ok"])
     pn, pc = q_num.shape[1], q_cat.shape[1]
-    # Block shape: ~4M cells per [query x reference] tile (a few such tiles live at once).
-    rb = int(block_rows or (16384 if dev.type != "cpu" else 2048))
-    qb = max(1, min(n, (1 << 22) // max(1, min(rb, m))))
+    # Block shape: a [query x reference] tile of 2**20 cells on CPU (4 MiB per float32 temporary),
+    # 2**25 on a GPU (128 MiB); a few such temporaries live at once.
+    on_cpu = dev.type == "cpu"
+    rb = int(block_rows or (2048 if on_cpu else 32768))
+    qb = max(1, min(n, (1 << (20 if on_cpu else 25)) // max(1, min(rb, m))))
     best_d = np.empty(n, dtype=np.float32)
     best_i = np.empty(n, dtype=np.int64)
-    one = torch.tensor(1.0, dtype=torch.float32, device=dev)
-    with torch.no_grad():
-        for q0 in range(0, n, qb):
-            q1 = min(n, q0 + qb)
-            tot = qw_num[q0:q1].sum(dim=1) + qw_cat[q0:q1].sum(dim=1)
-            run_d = torch.full((q1 - q0,), float("inf"), dtype=torch.float32, device=dev)
-            run_i = torch.zeros((q1 - q0,), dtype=torch.int64, device=dev)
-            for r0 in range(0, m, rb):
-                r1 = min(m, r0 + rb)
-                acc = torch.zeros((q1 - q0, r1 - r0), dtype=torch.float32, device=dev)
-                den = torch.zeros_like(acc) if r_missing else None
-                for j in range(pn):
-                    w = qw_num[q0:q1, j : j + 1]
-                    delta = torch.minimum((q_num[q0:q1, j : j + 1] - r_num_t[j, r0:r1][None, :]).abs_(), one)
+    # Preallocated tiles: fresh multi-MiB tensors per column would spend the time in the allocator.
+    f32 = {"dtype": torch.float32, "device": dev}
+    acc_buf = torch.empty((qb, rb), **f32)
+    tmp_buf = torch.empty((qb, rb), **f32)
+    den_buf = torch.empty((qb, rb), **f32) if r_missing else None
+    flag_buf = torch.empty((qb, rb), dtype=torch.bool, device=dev)
+    # On CPU this path is the fallback (numba is the fast one): run it on one thread, because
+    # torch's thread pool stalls on many small operations when the machine is busy.
+    threads = torch.get_num_threads()
+    if on_cpu:
+        torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            for q0 in range(0, n, qb):
+                q1 = min(n, q0 + qb)
+                rows = q1 - q0
+                run_d = torch.full((rows,), float("inf"), **f32)
+                run_i = torch.zeros((rows,), dtype=torch.int64, device=dev)
+                for r0 in range(0, m, rb):
+                    r1 = min(m, r0 + rb)
+                    acc = acc_buf[:rows, : r1 - r0]
+                    tmp = tmp_buf[:rows, : r1 - r0]
+                    flag = flag_buf[:rows, : r1 - r0]
+                    acc.zero_()
+                    for j in range(pn):
+                        torch.sub(q_num[q0:q1, j : j + 1], r_num_t[j, r0:r1][None, :], out=tmp)
+                        tmp.abs_().clamp_(max=1.0)
+                        if r_missing:
+                            tmp.mul_(r_num_ok[j, r0:r1][None, :])
+                        acc.addcmul_(qw_num[q0:q1, j : j + 1], tmp)
+                    for j in range(pc):
+                        torch.ne(q_cat[q0:q1, j : j + 1], r_cat_t[j, r0:r1][None, :], out=flag)
+                        tmp.copy_(flag)
+                        if r_missing:
+                            tmp.mul_(r_cat_ok[j, r0:r1][None, :])
+                        acc.addcmul_(qw_cat[q0:q1, j : j + 1], tmp)
                     if r_missing:
-                        o = w * r_num_ok[j, r0:r1][None, :]
-                        acc.add_(o * delta)
-                        den.add_(o)
-                    else:
-                        acc.add_(w * delta)
-                for j in range(pc):
-                    w = qw_cat[q0:q1, j : j + 1]
-                    diff = (q_cat[q0:q1, j : j + 1] != r_cat_t[j, r0:r1][None, :]).to(torch.float32)
-                    if r_missing:
-                        o = w * r_cat_ok[j, r0:r1][None, :]
-                        acc.add_(o * diff)
-                        den.add_(o)
-                    else:
-                        acc.add_(w * diff)
-                if r_missing:
-                    d = torch.where(den > 0, acc / torch.where(den > 0, den, one), one)
-                else:
-                    d = torch.where(tot[:, None] > 0, acc / torch.where(tot > 0, tot, one)[:, None], one)
-                val, arg = torch.min(d, dim=1)
-                better = val < run_d
-                run_d = torch.where(better, val, run_d)
-                run_i = torch.where(better, arg + r0, run_i)
-            best_d[q0:q1] = run_d.cpu().numpy()
-            best_i[q0:q1] = run_i.cpu().numpy()
-            report(q1 / n, f"nearest synthetic record: {q1:,} of {n:,} records")
+                        # den[q, r] = sum_j w_qj * ok_rj: one matrix product
+                        den = den_buf[:rows, : r1 - r0]
+                        torch.mm(qw_num[q0:q1], r_num_ok[:, r0:r1], out=den)
+                        den.addmm_(qw_cat[q0:q1], r_cat_ok[:, r0:r1])
+                        torch.le(den, 0.0, out=flag)
+                        acc.div_(den.clamp_(min=1e-30)).masked_fill_(flag, 1.0)
+                    # without missing reference values the denominator is fixed per query: compare numerators
+                    val, arg = torch.min(acc, dim=1)
+                    better = val < run_d
+                    run_d = torch.where(better, val, run_d)
+                    run_i = torch.where(better, arg + r0, run_i)
+                best_d[q0:q1] = run_d.cpu().numpy()
+                best_i[q0:q1] = run_i.cpu().numpy()
+                report(q1 / n, f"nearest synthetic record: {q1:,} of {n:,} records")
+    finally:
+        if on_cpu:
+            torch.set_num_threads(threads)
     return best_d, best_i, f"torch:{dev}"
 
 
@@ -836,7 +852,7 @@ def nearest_gower(
         :class:`GowerEncoding`.
     block_rows : int, optional
         Reference rows per block (default 512 for numba, 2048 for torch on CPU,
-        16384 on a GPU). Memory stays bounded whatever the table sizes.
+        32768 on a GPU). Memory stays bounded whatever the table sizes.
     backend : {"auto", "numba", "torch"}
         ``"auto"`` uses torch on a GPU when one is present (or when ``device`` is
         given), the numba kernel otherwise.
