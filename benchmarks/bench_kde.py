@@ -30,12 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from audit_core.density import fit_kde, select_bandwidth
 
 
-def _best(fn, repeats: int) -> float:
+def _best(fn, repeats: int, clock=time.perf_counter) -> float:
     best = np.inf
     for _ in range(repeats):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        best = min(best, time.perf_counter() - t)
+        best = min(best, clock() - t)
     return best
 
 
@@ -72,11 +72,10 @@ def main() -> None:
     x = rng.beta(2.0, 12.0, size=1_000_000)
     fit_eval = _best(lambda: fit_kde(x).evaluate(x), args.repeats)
     fit_only = _best(lambda: fit_kde(x), args.repeats)
-    print(
-        f"\n1M distances: bandwidth + fit + evaluate at all 1M points {1e3 * fit_eval:.1f} ms (fit only {1e3 * fit_only:.1f} ms)"
-    )
-    print("target: < 100 ms  ->", "met" if fit_eval < 0.1 else "NOT met on this machine")
-
+    cpu = _best(lambda: fit_kde(x).evaluate(x), args.repeats, clock=time.process_time)
+    print(f"\n1M distances: bandwidth + fit + evaluate at all 1M points: {1e3 * fit_eval:.1f} ms wall")
+    print(f"  (fit only {1e3 * fit_only:.1f} ms; CPU time of fit + evaluate {1e3 * cpu:.1f} ms; busy machines inflate wall time)")
+    print("target: < 100 ms wall ->", "met" if fit_eval < 0.1 else "NOT met on this machine now")
 
 if __name__ == "__main__":
     main()
