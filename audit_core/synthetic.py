@@ -60,7 +60,11 @@ ATTACK_LABELS: dict[str, str] = {
     "true_distribution": "True-distribution KDE (upper bound)",
     "realistic": "Realistic KDE (auxiliary data)",
     "distance_threshold": "Method 1: distance < median",
+    "domias": "DOMIAS-style density ratio (1-NN)",
 }
+
+_EPS = 1e-6  # added to distances before taking logs in the density-ratio score
+
 
 MIN_PER_CLASS = 10
 """Fewest members (and non-members, and auxiliary records) an audit accepts."""
@@ -102,7 +106,9 @@ class SyntheticAudit:
         record), ``p_member_true`` (cross-fitted), ``p_member_realistic`` and
         ``nearest_synthetic_row``.
     attacks : dict of str to AttackMetrics
-        ``"true_distribution"`` and ``"realistic"``, scored by ``P(member | d)``.
+        ``"true_distribution"`` and ``"realistic"``, scored by ``P(member | d)``;
+        ``"domias"`` (when ``density_ratio``), scored by
+        ``log(d_aux + eps) - log(d + eps)``.
     distance_threshold : DistanceThreshold
         Method 1 with ``tau`` = the non-members' median distance.
     distance_threshold_realistic : DistanceThreshold
@@ -184,6 +190,12 @@ class SyntheticAudit:
             "members": self.posterior_realistic.members.bandwidth,
             "non_members": self.posterior_realistic.non_members.bandwidth,
         }
+        extra = {}
+        if "domias" in self.attacks:
+            extra["domias"] = {
+                **self.attacks["domias"].to_json(),
+                "score": "log(d_auxiliary + 1e-6) - log(d_synthetic + 1e-6); member iff score >= 0",
+            }
         d = self.records["distance"].to_numpy()
         member = self.records["is_member"].to_numpy(dtype=bool)
         return {
@@ -197,6 +209,7 @@ class SyntheticAudit:
                 "realistic": real_json,
                 "distance_threshold": self.distance_threshold.to_json(),
                 "distance_threshold_realistic": self.distance_threshold_realistic.to_json(),
+                **extra,
             },
             "exact_copies": self.exact_copies,
             "median_distance": {
@@ -329,6 +342,7 @@ def audit_synthetic(
     aux_share: float = 0.5,
     balance: bool = True,
     max_per_class: int | None = None,
+    density_ratio: bool = True,
     seed: int = 0,
     progress: ProgressFn | None = None,
 ) -> SyntheticAudit:
@@ -364,6 +378,12 @@ def audit_synthetic(
         Draw as many members as non-members (the smaller group's size).
     max_per_class : int, optional
         Cap on members and on non-members in the attack set (random sample).
+    density_ratio : bool
+        Also run a DOMIAS-style attack (van Breugel et al., 2023): the ratio of
+        the synthetic density to the auxiliary (population) density at each
+        record, by 1-nearest-neighbour estimates, which rank records by
+        ``log(d_aux) - log(d_syn)`` whatever the dimension. Costs one more
+        nearest-neighbour search (attack set against the auxiliary records).
     seed : int
         Seeds the sampling, the folds and the tie-breaking.
     progress : callable, optional
@@ -439,12 +459,23 @@ def audit_synthetic(
     real_parts = [tr, ho] + ([aux] if aux_source == "auxiliary" else [])
     encoder = gower.encode_for_gower(real_parts, types=aligned.types)
     query = pd.concat([tr.iloc[tr_rows], ho.iloc[ho_rows], aux], ignore_index=True)
-    nn = gower.nearest_gower(encoder.transform(query), encoder.transform(sy), progress=sub_progress(progress, 0.05, 0.85))
+    query_enc = encoder.transform(query)
+    stop = 0.7 if density_ratio else 0.85
+    nn = gower.nearest_gower(query_enc, encoder.transform(sy), progress=sub_progress(progress, 0.05, stop))
     dist = np.clip(np.asarray(nn.distance, dtype=np.float64), 0.0, 1.0)
     nearest = np.asarray(nn.index, dtype=np.int64)
     n_attack = n_m + n_n
     attack_d, aux_d = dist[:n_attack], dist[n_attack:]
     is_member = np.r_[np.ones(n_m, dtype=bool), np.zeros(n_n, dtype=bool)]
+    aux_nn_d = None
+    if density_ratio:
+        report(0.7, "nearest auxiliary record (density ratio)")
+        aux_nn = gower.nearest_gower(
+            query_enc.rows(np.arange(n_attack)),
+            query_enc.rows(np.arange(n_attack, len(query))),
+            progress=sub_progress(progress, 0.7, 0.85),
+        )
+        aux_nn_d = np.clip(np.asarray(aux_nn.distance, dtype=np.float64), 0.0, 1.0)
 
     report(0.88, "fitting the densities")
     folds = _stratified_folds(is_member, int(n_folds), rng)
@@ -471,6 +502,12 @@ def audit_synthetic(
             "nearest_synthetic_row": nearest[:n_attack],
         }
     )
+    attacks = dict(scored["attacks"])
+    if aux_nn_d is not None:
+        score = np.log(aux_nn_d + _EPS) - np.log(attack_d + _EPS)
+        records["distance_auxiliary"] = aux_nn_d
+        records["domias_score"] = score
+        attacks["domias"] = evaluate_attack(score, is_member, threshold=0.0)
     if n_n < 1000:
         warnings.append(
             f"Only {n_n} non-members: a TPR at 0.1 % FPR needs at least 10,000 and one at 1 % FPR at least 1,000 to be measured."
@@ -478,7 +515,7 @@ def audit_synthetic(
     report(1.0, "done")
     return SyntheticAudit(
         records=records,
-        attacks=scored["attacks"],
+        attacks=attacks,
         distance_threshold=scored["distance_threshold"],
         distance_threshold_realistic=scored["distance_threshold_realistic"],
         posterior_true=scored["posterior_true"],
@@ -543,7 +580,7 @@ def rescore(
     return replace(
         audit,
         records=records,
-        attacks=scored["attacks"],
+        attacks={**audit.attacks, **scored["attacks"]},
         distance_threshold=scored["distance_threshold"],
         distance_threshold_realistic=scored["distance_threshold_realistic"],
         posterior_true=scored["posterior_true"],

@@ -139,8 +139,9 @@ def _column_editor(train: pd.DataFrame, source: str) -> ColumnTypes:
 
 # ----------------------------------------------------------------------------- results
 def _metric_cards(audit: SyntheticAudit) -> None:
-    for name in ("true_distribution", "realistic"):
+    for name in [k for k in ("true_distribution", "realistic", "domias") if k in audit.attacks]:
         m = audit.attacks[name]
+        at = "score ≥ 0" if name == "domias" else "P ≥ 0.5"
         with st.container(border=True):
             st.markdown(f"**{ATTACK_LABELS[name]}**")
             cols = st.columns(4)
@@ -162,7 +163,7 @@ def _metric_cards(audit: SyntheticAudit) -> None:
                 cols, (("accuracy", m.accuracy), ("precision", m.precision), ("recall", m.recall), ("f1", m.f1)), strict=True
             ):
                 with col:
-                    metric_card(f"{key.capitalize() if key != 'f1' else 'F1'} at P ≥ 0.5", f"{value:.3f}", help=HELP[key])
+                    metric_card(f"{key.capitalize() if key != 'f1' else 'F1'} at {at}", f"{value:.3f}", help=HELP[key])
     unsupported = [
         t for m in audit.attacks.values() for t in m.tpr_at_fpr.values() if not t.supported and t.target_fpr < 0.1 + 1e-12
     ]

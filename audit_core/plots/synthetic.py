@@ -102,9 +102,10 @@ def p_member_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
 
 
 def roc_figure(audit: SyntheticAudit) -> go.Figure:
-    """One log-log ROC: both KDE attacks as curves, Method 1 as points."""
-    curves = [(ATTACK_LABELS[k], audit.attacks[k].curve) for k in _KDE_ATTACKS]
-    colors = {ATTACK_LABELS[k]: ATTACK_COLORS[k] for k in _KDE_ATTACKS}
+    """One log-log ROC: the KDE attacks (and the density ratio) as curves, Method 1 as points."""
+    names = [k for k in (*_KDE_ATTACKS, "domias") if k in audit.attacks]
+    curves = [(ATTACK_LABELS[k], audit.attacks[k].curve) for k in names]
+    colors = {ATTACK_LABELS[k]: ATTACK_COLORS[k] for k in names}
     m1 = audit.distance_threshold.metrics
     m1r = audit.distance_threshold_realistic.metrics
     label_true = "Method 1 (tau = non-members' median)"

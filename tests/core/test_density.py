@@ -87,7 +87,7 @@ def test_floor_keeps_tail_noise_near_the_prior() -> None:
     floored = fit_posterior(members, non_members)
     bare = fit_posterior(members, non_members, floor_records=0.0)
     assert bare.p_member([0.9])[0] > 0.99  # the raw ratio is noise that looks certain
-    assert floored.p_member([0.9])[0] < 0.75
+    assert floored.p_member([0.9])[0] < 0.6
     # Far away from every record both densities vanish without the floor: prior, never NaN.
     p = bare.p_member(np.linspace(0.0, 1.0, 1001))
     assert np.all(np.isfinite(p))

@@ -77,7 +77,7 @@ def test_copies_come_out_on_top_with_p_near_one(tables, leaky_audit) -> None:
         assert set(top["row"]) == copied
         assert (top["differs_in"] == "nothing (exact copy)").all()
     # High TPR at low FPR: ~10 % of members flagged while 1 % of non-members are.
-    for name in ("true_distribution", "realistic"):
+    for name in ("true_distribution", "realistic", "domias"):
         low = leaky_audit.attacks[name].tpr_at_fpr["0.01"]
         assert low.supported
         assert low.tpr >= 0.09
@@ -86,7 +86,7 @@ def test_copies_come_out_on_top_with_p_near_one(tables, leaky_audit) -> None:
 
 
 def test_independent_synthetic_gives_chance(independent_audit) -> None:
-    for name in ("true_distribution", "realistic"):
+    for name in ("true_distribution", "realistic", "domias"):
         m = independent_audit.attacks[name]
         assert abs(m.auc - 0.5) < 0.05, name
         assert m.tpr_at_fpr["0.1"].tpr < 0.2
@@ -97,7 +97,7 @@ def test_independent_synthetic_gives_chance(independent_audit) -> None:
 
 def test_records_and_json_follow_the_contract(tables, leaky_audit) -> None:
     recs = leaky_audit.records
-    assert tuple(recs.columns) == RECORD_COLUMNS
+    assert tuple(recs.columns[: len(RECORD_COLUMNS)]) == RECORD_COLUMNS
     assert set(recs["source"]) == {"train", "holdout"}
     assert leaky_audit.n_members == leaky_audit.n_non_members == N  # balanced
     assert recs["p_member_true"].between(0, 1).all()
@@ -128,6 +128,7 @@ def test_method_one_uses_the_non_member_median(leaky_audit) -> None:
 def test_rescore_reuses_distances_and_moves_only_the_scores(leaky_audit) -> None:
     same = rescore(leaky_audit)
     pd.testing.assert_frame_equal(same.records, leaky_audit.records)
+    assert same.attacks["domias"] is leaky_audit.attacks["domias"]  # no bandwidth or prior in it
     low_prior = rescore(leaky_audit, prior=0.1)
     pd.testing.assert_series_equal(low_prior.records["distance"], leaky_audit.records["distance"])
     # A lower prior lowers every probability but keeps the ranking (AUC unchanged).
@@ -193,3 +194,10 @@ def test_bad_tables_are_refused(tables) -> None:
         audit_synthetic(tables["train"], tables["holdout"].drop(columns=["city"]), tables["leaky"])
     with pytest.raises(InputError, match="row"):
         audit_synthetic(tables["train"].head(5), tables["holdout"], tables["leaky"])
+
+
+def test_density_ratio_uses_the_auxiliary_distances(leaky_audit) -> None:
+    recs = leaky_audit.records
+    expected = np.log(recs["distance_auxiliary"] + 1e-6) - np.log(recs["distance"] + 1e-6)
+    np.testing.assert_allclose(recs["domias_score"], expected)
+    assert "domias" in leaky_audit.to_json()["attacks"]
