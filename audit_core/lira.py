@@ -449,20 +449,55 @@ def _thin(curve: RocCurve, n: int = 300) -> RocCurve:
 
 
 def _bootstrap_global(values: np.ndarray, keep: np.ndarray, fpr: float, W: np.ndarray) -> np.ndarray:
-    """Bootstrap TPRs of a global-threshold rule with record weights ``W (B, N)``."""
+    """Bootstrap TPRs of a global-threshold rule with record weights ``W (B, N)``.
+
+    Each replicate re-derives the threshold as the weighted pooled (1 - alpha) quantile
+    of the out-scores. Only the top of the sorted pool (where any replicate's threshold
+    can fall) is scanned; a replicate whose threshold leaves that window is redone on
+    the whole pool.
+    """
     M, N = values.shape
     flat = values.ravel()
     order = np.argsort(-flat, kind="stable")
-    rec = np.tile(np.arange(N), M)[order]
-    is_in = keep.ravel()[order]
+    rec_all = np.tile(np.arange(N), M)[order]
+    in_all = keep.ravel()[order]
+    n_out_rec = (~keep).sum(0).astype(np.float64)
+    n_in_rec = keep.sum(0).astype(np.float64)
+    cum_out_plain = np.cumsum(~in_all)
+    limit = min(1.0, 4 * fpr + 50.0 / max(cum_out_plain[-1], 1)) * cum_out_plain[-1]
+    cut = int(np.searchsorted(cum_out_plain, limit, side="right")) + 1
     out = np.empty(W.shape[0])
-    for b in range(W.shape[0]):
-        w = W[b][rec].astype(np.float64)
-        cum_out = np.cumsum(np.where(is_in, 0.0, w))
-        cum_in = np.cumsum(np.where(is_in, w, 0.0))
-        pos = np.searchsorted(cum_out, fpr * cum_out[-1] + 1e-9, side="right") - 1
-        out[b] = cum_in[pos] / cum_in[-1] if pos >= 0 else 0.0
+    rec_win, in_win = rec_all[:cut], in_all[:cut]
+    total_out, total_in = W @ n_out_rec, W @ n_in_rec
+    chunk = max(1, 4_000_000 // max(cut, 1))
+    for start in range(0, W.shape[0], chunk):
+        block = W[start : start + chunk][:, rec_win]
+        cum_out = np.cumsum(np.where(in_win, 0.0, block), axis=1)
+        cum_in = np.cumsum(np.where(in_win, block, 0.0), axis=1)
+        for j in range(block.shape[0]):
+            b = start + j
+            pos = int(np.searchsorted(cum_out[j], fpr * total_out[b] + 1e-9, side="right")) - 1
+            if pos < cut - 1 or cut == flat.size:
+                out[b] = cum_in[j, pos] / total_in[b] if pos >= 0 else 0.0
+                continue
+            w = W[b][rec_all]  # threshold outside the window: whole pool
+            c_out = np.cumsum(np.where(in_all, 0.0, w))
+            p_full = int(np.searchsorted(c_out, fpr * total_out[b] + 1e-9, side="right")) - 1
+            out[b] = np.cumsum(np.where(in_all, w, 0.0))[p_full] / total_in[b] if p_full >= 0 else 0.0
     return out
+
+
+def _upper_quantile(values: np.ndarray, mask: np.ndarray, q: float) -> np.ndarray:
+    """Per-column linear-interpolated q-quantile of ``values[mask]`` (``(M, N)`` -> ``(N,)``)."""
+    filled = np.sort(np.where(mask, values, -np.inf), axis=0)
+    m = values.shape[0]
+    n = mask.sum(0)
+    pos = m - n + q * (n - 1)
+    lo = np.floor(pos).astype(int)
+    hi = np.minimum(lo + 1, m - 1)
+    frac = pos - lo
+    cols = np.arange(values.shape[1])
+    return filled[lo, cols] * (1 - frac) + filled[hi, cols] * frac
 
 
 def evaluate_lira(
@@ -503,6 +538,10 @@ def evaluate_lira(
       parameters, flagged when ``f > Phi^-1(1 - alpha)`` (normal) or
       ``f > t_{n_out-1}^-1(1 - alpha) sqrt(1 + 1/n_out)`` (Student-t; n_out is the number
       of out-scores behind the estimate, which differs by one between in- and out-entries).
+      The t threshold is exact for Gaussian out-scores when the direction is known; the
+      spec's sign(mu_in - mu_out) is estimated from the same out-scores, which lets
+      records with almost no signal through slightly more often than alpha at small M
+      (about 0.06 instead of 0.05 with 8 out-scores on simulated data).
     - Per-sample average: each record thresholded at its own fitted out-Gaussian
       (all its out-scores; its in-scores are not used for the threshold), TPR averaged.
       The direction sign(mu_in - mu_out) uses all models: a careful reading of the
@@ -551,7 +590,7 @@ def evaluate_lira(
     gauss_tpr = stats.norm.cdf((sgn * (fits["mu_in"] - fits["mu_out"]) - z * fits["sd_out"]) / fits["sd_in"])
     tpr["per_sample_mean_gaussian"] = float(gauss_tpr.mean())
     oriented = sgn * scores
-    tau = np.nanquantile(np.where(OUT, oriented, np.nan), 1 - fpr, axis=0)
+    tau = _upper_quantile(oriented, OUT, 1 - fpr)
     emp_hits = ((oriented > tau) & K).sum(0)
     tpr["per_sample_mean_empirical"] = float(np.mean(emp_hits / n_in))
 
