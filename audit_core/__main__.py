@@ -166,8 +166,7 @@ def _cmd_lira(args: argparse.Namespace) -> int:
         if out and not Path(out).resolve().parent.is_dir():
             raise InputError(f"The output folder {Path(out).parent} does not exist.")
     data = read_table(args.data, name=Path(args.data).name)
-    for warning in check_lira_settings(len(data), n_models=args.models, fpr=args.fpr):
-        print(f"warning: {warning}", file=sys.stderr)
+    check_lira_settings(len(data), n_models=args.models, fpr=args.fpr)  # bad M / alpha: one line, before training
     result = run_lira(
         data,
         target=args.target,
@@ -177,6 +176,8 @@ def _cmd_lira(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=_progress_to_stderr(args.quiet),
     )
+    for warning in result.evaluation.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     write_json(args.json, result.to_json())
     if args.html:
         sims = fpc_sweep(n_models=args.models, repeats=100, seed=args.seed)
