@@ -1,0 +1,64 @@
+"""The calibrated-LiRA page on German Credit: trains, shows the four numbers, re-scores on alpha."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import state
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "lira_calibration.py")
+
+
+@pytest.fixture(scope="module")
+def trained():
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    assert not at.exception
+    at.number_input[0].set_value(16)  # M
+    at.button[0].click().run()
+    return at
+
+
+def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
+    at = trained
+    assert not at.exception
+    assert not at.error
+    labels = [m.label for m in at.metric]
+    assert any("naive" in label for label in labels)
+    assert any("Student-t" in label for label in labels)
+    values = [float(m.value.rstrip(" %")) for m in at.metric]
+    assert all(0.0 <= v <= 100.0 for v in values)
+    assert "Report the post-processed TPR" in at.success[0].value
+    saved = at.session_state[state.Lira.RESULT]
+    assert saved["pool"].n_models == 16
+    assert saved["pool"].n_samples == 1000
+
+
+def test_alpha_rescores_without_retraining(trained):
+    at = trained
+    pool_before = at.session_state[state.Lira.RESULT]["pool"]
+    before = [m.value for m in at.metric]
+    at.select_slider(key=state.Lira.FPR).set_value(0.1).run()
+    assert not at.exception
+    assert at.session_state[state.Lira.RESULT]["pool"] is pool_before
+    assert [m.value for m in at.metric] != before
+    assert "0.1" in at.metric[0].label
+
+
+def test_bad_target_is_one_sentence():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    at.text_input[0].set_value("no_such_column")
+    at.button[0].click().run()
+    assert not at.exception
+    assert "no_such_column" in at.error[0].value
+
+
+def test_odd_number_of_models_is_refused():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    at.number_input[0].set_value(15)
+    at.button[0].click().run()
+    assert not at.exception
+    assert "even" in at.error[0].value
