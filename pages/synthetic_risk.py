@@ -23,13 +23,14 @@ from audit_core.tables import ColumnTypes, infer_column_types, read_table
 from ui import state
 from ui.common import (
     HELP,
-    format_tpr,
+    cached_run,
+    fingerprint,
     metric_card,
-    progress_reporter,
     remember_result,
     report_downloads,
     show_input_error,
     take_autorun,
+    tpr_card,
 )
 
 PAGE = "Synthetic-data risk"
@@ -63,16 +64,7 @@ def _read_upload(data: bytes, name: str) -> pd.DataFrame:
     return read_table(data, name=name)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _run_audit(
-    tables: dict[str, pd.DataFrame],
-    numeric: tuple[str, ...],
-    categorical: tuple[str, ...],
-    ignored: tuple[str, ...],
-    seed: int,
-    _progress=None,
-) -> SyntheticAudit:
-    types = ColumnTypes(numeric=numeric, categorical=categorical, ignored=ignored)
+def _audit(tables: dict[str, pd.DataFrame], types: ColumnTypes, seed: int, *, progress) -> SyntheticAudit:
     return audit_synthetic(
         tables["train"],
         tables["holdout"],
@@ -80,7 +72,7 @@ def _run_audit(
         tables.get("auxiliary"),
         types=types,
         seed=seed,
-        progress=_progress,
+        progress=progress,
     )
 
 
@@ -150,14 +142,7 @@ def _metric_cards(audit: SyntheticAudit) -> None:
             for col, (key, label) in zip(cols[1:], (("0.001", "0.1 %"), ("0.01", "1 %"), ("0.1", "10 %")), strict=True):
                 t = m.tpr_at_fpr[key]
                 with col:
-                    metric_card(
-                        f"TPR at {label} FPR",
-                        format_tpr(t.tpr, t.ci_low, t.ci_high, n_neg=t.n_neg, supported=t.supported),
-                        help=HELP["tpr_at_fpr"] + " " + HELP["ci"],
-                    )
-                    st.caption(
-                        f"{t.n_neg:,} non-members behind it" + ("" if t.supported else f" (needs {int(10 / t.target_fpr):,})")
-                    )
+                    tpr_card(f"TPR at {label} FPR", t)
             cols = st.columns(4)
             for col, (key, value) in zip(
                 cols, (("accuracy", m.accuracy), ("precision", m.precision), ("recall", m.recall), ("f1", m.f1)), strict=True
@@ -265,15 +250,9 @@ if tables is not None:
 
 if (run_clicked or autorun) and tables is not None and types is not None:
     try:
-        with progress_reporter("Auditing the synthetic table") as progress:
-            audit = _run_audit(
-                tables,
-                types.numeric,
-                types.categorical,
-                types.ignored,
-                int(st.session_state.get(state.Synthetic.SEED, 0)),
-                progress,
-            )
+        seed = int(st.session_state.get(state.Synthetic.SEED, 0))
+        key = fingerprint("synthetic", tables, types.numeric, types.categorical, types.ignored, seed)
+        audit = cached_run("Auditing the synthetic table", key, _audit, tables, types, seed)
         st.session_state[state.Synthetic.RESULT] = {
             "audit": audit,
             "source": source,

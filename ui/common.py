@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterator
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from audit_core.report import Report, to_json_text
+from audit_core.roc import TprAtFpr
 from audit_core.runtime import ProgressFn
 from ui import state
 
@@ -55,24 +61,94 @@ def progress_reporter(label: str) -> Iterator[ProgressFn]:
         bar.empty()
 
 
+T = TypeVar("T")
+_CACHE_SIZE = 8
+
+
+@st.cache_resource(show_spinner=False)
+def _result_store() -> tuple[OrderedDict, threading.Lock]:
+    """One process-wide LRU store of finished heavy results (shared by sessions)."""
+    return OrderedDict(), threading.Lock()
+
+
+def fingerprint(*parts: Any) -> str:
+    """A stable hash of tables, arrays, dicts and scalars (the key of a heavy result)."""
+    h = hashlib.sha256()
+
+    def feed(x: Any) -> None:
+        if isinstance(x, pd.DataFrame):
+            h.update(pd.util.hash_pandas_object(x, index=False).to_numpy().tobytes())
+            h.update("|".join(map(str, x.columns)).encode() + str(x.dtypes.tolist()).encode())
+        elif isinstance(x, np.ndarray):
+            h.update(np.ascontiguousarray(x).tobytes() + str((x.dtype, x.shape)).encode())
+        elif isinstance(x, dict):
+            for k in sorted(x, key=str):
+                feed(str(k))
+                feed(x[k])
+        elif isinstance(x, list | tuple):
+            h.update(b"[")
+            for v in x:
+                feed(v)
+            h.update(b"]")
+        else:
+            h.update(repr(x).encode())
+        h.update(b";")
+
+    for part in parts:
+        feed(part)
+    return h.hexdigest()
+
+
+def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Run ``fn(*args, progress=..., **kwargs)`` under a progress bar, once per ``key``.
+
+    Unlike ``st.cache_data``, the progress bar lives outside the cached work, and a
+    result is stored only after ``fn`` returns: an error, or a rerun that interrupts
+    the work, leaves no half-written entry. Finished results are shared by sessions
+    (an LRU of a few entries), so moving a slider or coming back to a page is instant.
+    """
+    store, lock = _result_store()
+    with lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    with progress_reporter(label) as progress:
+        result = fn(*args, progress=progress, **kwargs)
+    with lock:
+        store[key] = result
+        while len(store) > _CACHE_SIZE:
+            store.popitem(last=False)
+    return result
+
+
 def metric_card(label: str, value: str, *, help: str | None = None, delta: str | None = None) -> None:
     """One metric with its help text (a thin wrapper so every page looks alike)."""
     st.metric(label, value, delta=delta, delta_color="off", help=help)
 
 
-def format_tpr(tpr: float, lo: float, hi: float, *, n_neg: int, supported: bool) -> str:
-    """'12.3 % [10.1, 14.6]' plus a warning sign when the FPR is not measurable."""
-    text = f"{100 * tpr:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"
-    return text if supported else text + " ⚠"
+def tpr_card(label: str, t: TprAtFpr) -> None:
+    """A TPR-at-FPR metric: the value, its 95 % interval and the negatives behind it.
+
+    Marked ⚠ when there are fewer than 10/alpha non-members (the FPR itself is then
+    not measurable).
+    """
+    value = f"{100 * t.tpr:.1f} %" + ("" if t.supported else " ⚠")
+    metric_card(label, value, help=HELP["tpr_at_fpr"] + " " + HELP["ci"])
+    note = "" if t.supported else f" (needs {int(np.ceil(10 / t.target_fpr)):,})"
+    st.caption(f"95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it{note}")
 
 
 def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key: str) -> None:
-    """Download buttons for the HTML report, the JSON summary and the per-record CSV."""
+    """Download buttons for the HTML report, the JSON summary and the per-record CSV.
+
+    The files are built only when a button is clicked (deferred data), so reruns
+    stay fast however large the report.
+    """
     cols = st.columns(3)
     slug = report.title.lower().replace(" ", "_")[:40]
     cols[0].download_button(
         "⬇ HTML report",
-        data=report.to_html(),
+        data=report.to_html,
         file_name=f"{slug}.html",
         mime="text/html",
         key=f"{key}.html",
@@ -80,7 +156,7 @@ def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key
     )
     cols[1].download_button(
         "⬇ JSON summary",
-        data=to_json_text(report.to_json()),
+        data=lambda: to_json_text(report.to_json()),
         file_name=f"{slug}.json",
         mime="application/json",
         key=f"{key}.json",
@@ -88,7 +164,7 @@ def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key
     if records is not None:
         cols[2].download_button(
             "⬇ Per-record CSV",
-            data=records.to_csv(index=False),
+            data=lambda: records.to_csv(index=False),
             file_name=f"{slug}_records.csv",
             mime="text/csv",
             key=f"{key}.csv",

@@ -51,14 +51,14 @@ def color_for(name: str, index: int = 0) -> str:
     return GROUP_COLORS.get(key) or ATTACK_COLORS.get(key) or _PALETTE[index % len(_PALETTE)]
 
 
-def apply_layout(fig: go.Figure, *, title: str | None = None, height: int = 420) -> go.Figure:
-    """The dashboard's common look: white template, legend on top, compact margins."""
+def apply_layout(fig: go.Figure, *, title: str | None = None, height: int = 460) -> go.Figure:
+    """The dashboard's common look: white template, title top-left, legend below the plot."""
     fig.update_layout(
         template="plotly_white",
         height=height,
-        margin={"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
-        title={"text": title} if title else None,
+        margin={"l": 60, "r": 20, "t": 50 if title else 20, "b": 60},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
+        title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"} if title else None,
     )
     return fig
 
