@@ -535,55 +535,109 @@ def _numba_cache_ok() -> bool:
 
 
 _CACHE = _numba_cache_ok()
+_MASK_OVERFLOW_BIT = 62  # block code masks: bit c for codes c < 62, bit 62 for "some larger code"
 
 
 @numba.njit(inline="always", fastmath=True, boundscheck=False, cache=_CACHE)
-def _best_of(acc, den, width, r0, r_missing, best, arg):
-    """Running minimum over one block; a vectorised min first, the scan only when it improves."""
+def _best_of(acc, den, width, r0, r_order, r_missing, best, arg):
+    """Running minimum over one block, ties to the lowest original row; a vectorised min first."""
     one = np.float32(1.0)
     zero = np.float32(0.0)
     if r_missing:
         for k in range(width):
             v = acc[k] / den[k] if den[k] > zero else one
-            if v < best:
+            if v < best or (v == best and r_order[r0 + k] < arg):
                 best = v
-                arg = r0 + k
+                arg = r_order[r0 + k]
         return best, arg
     low = acc[0]
     for k in range(width):
         low = min(low, acc[k])
-    if low < best:
+    if low <= best:
         for k in range(width):
-            if acc[k] < best:
-                best = acc[k]
-                arg = r0 + k
+            v = acc[k]
+            if v < best or (v == best and r_order[r0 + k] < arg):
+                best = v
+                arg = r_order[r0 + k]
     return best, arg
+
+
+@numba.njit(inline="always", fastmath=True, boundscheck=False, cache=_CACHE)
+def _lower_bound(q, b, q_num, qw_num, q_cat, qw_cat, b_lo, b_hi, b_mask):
+    """A lower bound of the numerator for query q over every row of block b (exact pruning)."""
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    lb = zero
+    for j in range(q_num.shape[1]):
+        x = q_num[q, j]
+        lo = b_lo[b, j]
+        hi = b_hi[b, j]
+        gap = lo - x if x < lo else (x - hi if x > hi else zero)
+        lb += qw_num[q, j] * min(one, gap)
+    for j in range(q_cat.shape[1]):
+        c = q_cat[q, j]
+        if c >= 0:
+            bit = min(c, _MASK_OVERFLOW_BIT)
+            if ((b_mask[b, j] >> bit) & 1) == 0:
+                lb += qw_cat[q, j]
+    return lb
 
 
 @numba.njit(parallel=True, fastmath=True, nogil=True, boundscheck=False, cache=_CACHE)
 def _gower_nn_kernel(  # pragma: no cover - compiled by numba
-    q_num, qw_num, q_cat, qw_cat, r_num_t, r_cat_t, r_num_ok, r_cat_ok, r_missing, block, best_d, best_i
+    q_num,
+    qw_num,
+    q_cat,
+    qw_cat,
+    r_num_t,
+    r_cat_t,
+    r_num_ok,
+    r_cat_ok,
+    r_missing,
+    block,
+    start_block,
+    r_order,
+    b_lo,
+    b_hi,
+    b_mask,
+    best_d,
+    best_i,
 ):
-    # Queries come padded to a multiple of 4 (padding rows have weight 0).
+    # Queries come padded to a multiple of 4 (padding rows have weight 0); group t starts its
+    # scan at block start_block[t] (where similar references sit) and wraps around.
     n = q_num.shape[0]
     pn = q_num.shape[1]
     pc = q_cat.shape[1]
-    m = r_cat_t.shape[1] if pc > 0 else r_num_t.shape[1]
+    m = r_order.shape[0]
+    n_blocks = (m + block - 1) // block
     one = np.float32(1.0)
     zero = np.float32(0.0)
+    slack = np.float32(1e-5)
     for t in numba.prange(n // 4):
         q = 4 * t
         num = np.empty((4, block), dtype=np.float32)
         den = np.empty((4, block), dtype=np.float32)
         bd = np.full(4, np.inf, dtype=np.float32)
-        bi = np.zeros(4, dtype=np.int64)
+        bi = np.full(4, m, dtype=np.int64)
         tot = np.zeros(4, dtype=np.float32)
         for i in range(4):
             for j in range(pn):
                 tot[i] += qw_num[q + i, j]
             for j in range(pc):
                 tot[i] += qw_cat[q + i, j]
-        for r0 in range(0, m, block):
+        for bb in range(n_blocks):
+            b = (start_block[t] + bb) % n_blocks
+            if not r_missing:
+                # skip the block when no row in it can beat (or tie) any of the 4 current bests
+                skip = True
+                for i in range(4):
+                    lb = _lower_bound(q + i, b, q_num, qw_num, q_cat, qw_cat, b_lo, b_hi, b_mask)
+                    if lb <= bd[i] + slack * (tot[i] + one):
+                        skip = False
+                        break
+                if skip:
+                    continue
+            r0 = b * block
             r1 = min(m, r0 + block)
             width = r1 - r0
             a0 = num[0, :width]
@@ -669,10 +723,10 @@ def _gower_nn_kernel(  # pragma: no cover - compiled by numba
                         a1[k] += w1 if v != c1 else zero
                         a2[k] += w2 if v != c2 else zero
                         a3[k] += w3 if v != c3 else zero
-            bd[0], bi[0] = _best_of(a0, d0, width, r0, r_missing, bd[0], bi[0])
-            bd[1], bi[1] = _best_of(a1, d1, width, r0, r_missing, bd[1], bi[1])
-            bd[2], bi[2] = _best_of(a2, d2, width, r0, r_missing, bd[2], bi[2])
-            bd[3], bi[3] = _best_of(a3, d3, width, r0, r_missing, bd[3], bi[3])
+            bd[0], bi[0] = _best_of(a0, d0, width, r0, r_order, r_missing, bd[0], bi[0])
+            bd[1], bi[1] = _best_of(a1, d1, width, r0, r_order, r_missing, bd[1], bi[1])
+            bd[2], bi[2] = _best_of(a2, d2, width, r0, r_order, r_missing, bd[2], bi[2])
+            bd[3], bi[3] = _best_of(a3, d3, width, r0, r_order, r_missing, bd[3], bi[3])
         for i in range(4):
             if r_missing:
                 best_d[q + i] = bd[i]
@@ -681,6 +735,28 @@ def _gower_nn_kernel(  # pragma: no cover - compiled by numba
             else:
                 best_d[q + i] = one
             best_i[q + i] = bi[i]
+
+
+def _sort_keys(r_cat: np.ndarray, r_num: np.ndarray) -> list[int]:
+    """Categorical columns by number of distinct codes in the reference, most first."""
+    return sorted(range(r_cat.shape[1]), key=lambda j: -np.unique(r_cat[:, j]).size)
+
+
+def _block_summaries(r_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per reference block: min and max of each numeric column, and a bit mask of the codes present."""
+    m = r_num.shape[0] if r_num.shape[1] else r_cat.shape[0]
+    starts = np.arange(0, m, block)
+    if r_num.shape[1]:
+        b_lo = np.minimum.reduceat(r_num, starts, axis=0).astype(np.float32)
+        b_hi = np.maximum.reduceat(r_num, starts, axis=0).astype(np.float32)
+    else:
+        b_lo = b_hi = np.zeros((starts.size, 0), dtype=np.float32)
+    if r_cat.shape[1]:
+        bits = np.left_shift(np.int64(1), np.clip(r_cat, 0, _MASK_OVERFLOW_BIT).astype(np.int64))
+        b_mask = np.bitwise_or.reduceat(bits, starts, axis=0)
+    else:
+        b_mask = np.zeros((starts.size, 0), dtype=np.int64)
+    return np.ascontiguousarray(b_lo), np.ascontiguousarray(b_hi), np.ascontiguousarray(b_mask)
 
 
 def warm_up() -> None:
@@ -702,16 +778,58 @@ def warm_up() -> None:
 def _nearest_numba(
     query: EncodedTable, reference: EncodedTable, *, block_rows: int | None, progress: ProgressFn | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    kernel = _gower_nn_kernel
+    """Sort both tables so similar records sit together, then scan blocks with exact pruning.
+
+    A reference block is skipped for a group of 4 queries only when a lower bound of
+    the distance over the whole block (from its per-column min/max and the set of
+    categories present) exceeds every one of their current best distances: the
+    result is the same as a full scan (ties go to the lowest original row).
+    """
     arrays = _prepare(query, reference)
-    n = query.n_rows
-    pad = (-n) % _QUERY_TILE  # the kernel takes queries in groups of 4; padding rows have weight 0
-    if pad:
-        for key in ("q_num", "qw_num", "q_cat", "qw_cat"):
-            arr = arrays[key]
-            arrays[key] = np.concatenate([arr, np.zeros((pad, arr.shape[1]), dtype=arr.dtype)])
-    n_pad = n + pad
+    n, m = query.n_rows, reference.n_rows
     block = int(block_rows or _NUMBA_BLOCK)
+    # Sort the reference and the queries by the same keys, and start each query's scan at
+    # the block where it would sit in the sorted reference: the best match comes early and
+    # most other blocks are then skipped. Only used when the reference has no missing value.
+    r_missing = arrays["r_missing"]
+    r_num = arrays["r_num_t"].T
+    r_cat = arrays["r_cat_t"].T
+    if r_missing:
+        r_order = np.arange(m, dtype=np.int64)
+        q_order = np.arange(n, dtype=np.int64)
+        q_pos = np.zeros(n, dtype=np.int64)
+    else:
+        cat_order = _sort_keys(r_cat, r_num)
+
+        def keys(cat: np.ndarray, num: np.ndarray) -> list[np.ndarray]:
+            return [cat[:, j] for j in cat_order] + [num[:, j] for j in range(min(2, num.shape[1]))]
+
+        merged_keys = [
+            np.concatenate([rk, qk]) for rk, qk in zip(keys(r_cat, r_num), keys(arrays["q_cat"], arrays["q_num"]), strict=True)
+        ]
+        merged = np.lexsort(merged_keys[::-1])  # np.lexsort sorts by the last key first
+        is_ref = merged < m
+        refs_before = np.cumsum(is_ref) - is_ref
+        r_order = merged[is_ref].astype(np.int64)
+        q_order = (merged[~is_ref] - m).astype(np.int64)
+        q_pos = refs_before[~is_ref].astype(np.int64)
+    r_num_s = np.ascontiguousarray(r_num[r_order])
+    r_cat_s = np.ascontiguousarray(r_cat[r_order])
+    b_lo, b_hi, b_mask = _block_summaries(r_num_s, r_cat_s, block)
+    r_num_t = np.ascontiguousarray(r_num_s.T)
+    r_cat_t = np.ascontiguousarray(r_cat_s.T)
+    r_num_ok, r_cat_ok = arrays["r_num_ok"], arrays["r_cat_ok"]  # unsorted: only used when r_order is the identity
+    pad = (-n) % _QUERY_TILE  # the kernel takes queries in groups of 4; padding rows have weight 0
+    q_sorted = {}
+    for key in ("q_num", "qw_num", "q_cat", "qw_cat"):
+        arr = arrays[key][q_order]
+        if pad:
+            arr = np.concatenate([arr, np.zeros((pad, arr.shape[1]), dtype=arr.dtype)])
+        q_sorted[key] = np.ascontiguousarray(arr)
+    n_blocks = (m + block - 1) // block
+    pos = np.concatenate([q_pos, np.full(pad, q_pos[-1] if n else 0, dtype=np.int64)])
+    start_block = np.minimum(pos[::_QUERY_TILE] // block, n_blocks - 1).astype(np.int64)
+    n_pad = n + pad
     best_d = np.empty(n_pad, dtype=np.float32)
     best_i = np.empty(n_pad, dtype=np.int64)
     report = as_progress(progress)
@@ -721,23 +839,32 @@ def _nearest_numba(
         stop = min(n_pad, start + chunk)
         sl = slice(start, stop)
         with _NUMBA_LOCK:
-            kernel(
-                arrays["q_num"][sl],
-                arrays["qw_num"][sl],
-                arrays["q_cat"][sl],
-                arrays["qw_cat"][sl],
-                arrays["r_num_t"],
-                arrays["r_cat_t"],
-                arrays["r_num_ok"],
-                arrays["r_cat_ok"],
-                arrays["r_missing"],
+            _gower_nn_kernel(
+                q_sorted["q_num"][sl],
+                q_sorted["qw_num"][sl],
+                q_sorted["q_cat"][sl],
+                q_sorted["qw_cat"][sl],
+                r_num_t,
+                r_cat_t,
+                r_num_ok,
+                r_cat_ok,
+                r_missing,
                 block,
+                start_block[start // _QUERY_TILE : stop // _QUERY_TILE],
+                r_order,
+                b_lo,
+                b_hi,
+                b_mask,
                 best_d[sl],
                 best_i[sl],
             )
         done = min(stop, n)
         report(done / n, f"nearest synthetic record: {done:,} of {n:,} records")
-    return best_d[:n], best_i[:n]
+    out_d = np.empty(n, dtype=np.float32)
+    out_i = np.empty(n, dtype=np.int64)
+    out_d[q_order] = best_d[:n]
+    out_i[q_order] = best_i[:n]
+    return out_d, out_i
 
 
 def _nearest_torch(

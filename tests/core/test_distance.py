@@ -343,3 +343,27 @@ def test_bad_input_is_refused(data: dict[str, pd.DataFrame]) -> None:
         nearest_gower(q, q, backend="faiss")
     with pytest.raises(InputError, match="no rows"):
         nearest_gower(q, q.rows([]))
+
+
+@pytest.mark.parametrize("block_rows", [8, 64, None])
+def test_pruned_scan_equals_brute_force_on_clustered_data(block_rows: int | None) -> None:
+    """Sorted blocks with skipped blocks give the same nearest record as the full matrix."""
+    rng = np.random.default_rng(21)
+    real = _table(rng, 400, missing=0.0)
+    synthetic = real.sample(n=600, replace=True, random_state=2).reset_index(drop=True)
+    synthetic.loc[1::2, "age"] += rng.normal(0, 2, 300)  # near copies; the even rows hold exact copies and ties
+    synthetic.loc[::7, "city"] = "Seoul"
+    enc = encode_for_gower([real], types=TYPES)
+    q, r = enc.transform(real), enc.transform(synthetic)
+    nn = nearest_gower(q, r, backend="numba", block_rows=block_rows)
+    full = pairwise_gower(q, r)
+    np.testing.assert_allclose(nn.distance, full.min(axis=1), atol=1e-6)
+    # ties (several synthetic rows at the same distance) go to the lowest row
+    np.testing.assert_allclose(full[np.arange(400), nn.index], full.min(axis=1), atol=1e-6)
+    low = full.min(axis=1, keepdims=True)
+    exact_ties = full == low
+    clear = ((full <= low + 1e-5) == exact_ties).all(axis=1)  # no near-tie that float32 could flip
+    assert clear.mean() > 0.9
+    assert (exact_ties.sum(axis=1) > 1).sum() > 10  # real ties exist in this data
+    first = exact_ties.argmax(axis=1)
+    np.testing.assert_array_equal(nn.index[clear], first[clear])
