@@ -21,7 +21,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.generators import GENERATORS, make_generator, split_real_table
+from audit_core.comparison import split_real_table
+from audit_core.generators import GENERATORS, make_generator
 from audit_core.runtime import pick_device
 from audit_core.tables import infer_column_types
 

@@ -7,14 +7,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from audit_core.comparison import DEFAULT_FRACTIONS, GeneratorComparison, compare_generators, rescore_comparison
 from audit_core.errors import InputError
-from audit_core.generators import (
-    DEFAULT_FRACTIONS,
-    GENERATORS,
-    GeneratorComparison,
-    compare_generators,
-    rescore_comparison,
-)
+from audit_core.generators import GENERATORS
 from audit_core.plots.generators import (
     build_report,
     comparison_roc_figure,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from audit_core.generators import GeneratorComparison
+from audit_core.comparison import GeneratorComparison
 from audit_core.plots.common import apply_layout, color_for, log_roc_figure
 from audit_core.report import InputSummary, Report
 

@@ -9,16 +9,15 @@ import pandas as pd
 import pytest
 
 from audit_core.__main__ import main
-from audit_core.errors import InputError
-from audit_core.generators import (
-    GENERATORS,
+from audit_core.comparison import (
     compare_generators,
     fit_and_sample,
-    make_generator,
     rescore_comparison,
     split_real_table,
     utility_score,
 )
+from audit_core.errors import InputError
+from audit_core.generators import GENERATORS, make_generator
 from audit_core.tables import infer_column_types
 
 ROOT = Path(__file__).resolve().parents[2]
