@@ -78,10 +78,10 @@ def split(df: pd.DataFrame, sizes: dict[str, int], rng: np.random.Generator) -> 
 
 
 def gaussian_copula(train: pd.DataFrame, rows: int, seed: int) -> pd.DataFrame:
+    import warnings
+
     from sdv.metadata import Metadata
     from sdv.single_table import GaussianCopulaSynthesizer
-
-    import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "save the metadata to JSON" advice
