@@ -18,8 +18,13 @@ table into an :class:`EncodedTable` (float32 and int32 arrays, no objects); then
 :func:`nearest_gower` finds, for every query record, its nearest reference record
 and the distance. The n x m distance matrix is never built: the reference is scanned
 in blocks with a running minimum. On CPU the scan is a compiled numba kernel
-(parallel over tiles of queries, several queries per pass over a cached reference
-block); on a GPU (or with ``backend="torch"``) it is done with torch in blocks.
+(parallel over groups of 4 queries that share each pass over a cached reference
+block). For the reference rows without missing values, both tables are first sorted
+by their categories so similar records share blocks, each query starts where it would
+sit in the sorted reference, and a block is skipped when a lower bound of its
+distance (from the block's per-column min/max and the categories it holds) already
+exceeds the best found: exact, and several times faster on real data. On a GPU (or
+with ``backend="torch"``) the scan is done with torch in blocks, without pruning.
 
 >>> import pandas as pd
 >>> real = pd.DataFrame({"age": [20.0, 40.0, 60.0], "sex": ["F", "M", "F"]})
@@ -43,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.errors import InputError
-from audit_core.runtime import ProgressFn, as_progress
+from audit_core.runtime import ProgressFn, as_progress, sub_progress
 from audit_core.tables import ColumnTypes
 
 __all__ = [
@@ -737,7 +742,7 @@ def _gower_nn_kernel(  # pragma: no cover - compiled by numba
             best_i[q + i] = bi[i]
 
 
-def _sort_keys(r_cat: np.ndarray, r_num: np.ndarray) -> list[int]:
+def _sort_keys(r_cat: np.ndarray) -> list[int]:
     """Categorical columns by number of distinct codes in the reference, most first."""
     return sorted(range(r_cat.shape[1]), key=lambda j: -np.unique(r_cat[:, j]).size)
 
@@ -778,6 +783,29 @@ def warm_up() -> None:
 def _nearest_numba(
     query: EncodedTable, reference: EncodedTable, *, block_rows: int | None, progress: ProgressFn | None
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Scan the complete reference rows (with pruning) and those with a missing value (without), apart.
+
+    The two candidates of each query are compared in float64 (ties to the lower row).
+    """
+    incomplete = np.isnan(reference.numeric).any(axis=1) | (reference.codes == MISSING_CODE).any(axis=1)
+    if not incomplete.any() or incomplete.all():
+        return _scan_numba(query, reference, block_rows=block_rows, progress=progress)
+    complete_rows = np.flatnonzero(~incomplete)
+    partial_rows = np.flatnonzero(incomplete)
+    share = complete_rows.size / reference.n_rows
+    _, i1 = _scan_numba(query, reference.rows(complete_rows), block_rows=block_rows, progress=sub_progress(progress, 0.0, share))
+    _, i2 = _scan_numba(query, reference.rows(partial_rows), block_rows=block_rows, progress=sub_progress(progress, share, 1.0))
+    i1, i2 = complete_rows[i1], partial_rows[i2]
+    rows = np.arange(query.n_rows)
+    e1 = pair_distances(query, reference, query_rows=rows, reference_rows=i1)
+    e2 = pair_distances(query, reference, query_rows=rows, reference_rows=i2)
+    second = (e2 < e1) | ((e2 == e1) & (i2 < i1))
+    return np.where(second, e2, e1).astype(np.float32), np.where(second, i2, i1)
+
+
+def _scan_numba(
+    query: EncodedTable, reference: EncodedTable, *, block_rows: int | None, progress: ProgressFn | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Sort both tables so similar records sit together, then scan blocks with exact pruning.
 
     A reference block is skipped for a group of 4 queries only when a lower bound of
@@ -799,7 +827,7 @@ def _nearest_numba(
         q_order = np.arange(n, dtype=np.int64)
         q_pos = np.zeros(n, dtype=np.int64)
     else:
-        cat_order = _sort_keys(r_cat, r_num)
+        cat_order = _sort_keys(r_cat)
 
         def keys(cat: np.ndarray, num: np.ndarray) -> list[np.ndarray]:
             return [cat[:, j] for j in cat_order] + [num[:, j] for j in range(min(2, num.shape[1]))]
