@@ -175,13 +175,19 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
     except (csv.Error, StopIteration) as exc:
         raise InputError(f"Table '{name}' has an unreadable header row ({_one_line(exc)}); check the file is a CSV.") from exc
     header = [h.strip() for h in header]
-    if any(h == "" for h in header):
-        position = header.index("") + 1
+    trailing = 0  # a trailing delimiter (spreadsheet export) leaves blank names at the end
+    while trailing < len(header) and header[len(header) - 1 - trailing] == "":
+        trailing += 1
+    named = header[: len(header) - trailing]
+    if not named:
+        raise InputError(f"Table '{name}' has no column names in its first row; add a header row.")
+    if "" in named:
+        position = named.index("") + 1
         raise InputError(
             f"Table '{name}' has a column without a name (column {position} of the header); "
             "give every column a name in the first row."
         )
-    _check_unique_names(header, name=name)
+    _check_unique_names(named, name=name)
     try:
         frame = pd.read_csv(
             io.StringIO(text),
@@ -199,6 +205,21 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
             f"Table '{name}' is not a readable CSV table ({_one_line(exc)}); check that every row has "
             "the same number of fields as the header."
         ) from exc
+    if not isinstance(frame.index, pd.RangeIndex):
+        raise InputError(
+            f"Table '{name}' has rows with more fields than the header has names; check the delimiter "
+            "and that every row has the same number of fields as the header."
+        )
+    if trailing:
+        extra = frame.iloc[:, len(named) :]
+        if extra.shape[1] != trailing or extra.notna().to_numpy().any():
+            position = len(named) + 1
+            raise InputError(
+                f"Table '{name}' has a column without a name (column {position} of the header); "
+                "give every column a name in the first row."
+            )
+        frame = frame.iloc[:, : len(named)]
+        header = named
     frame.columns = header if len(header) == frame.shape[1] else [str(c).strip() for c in frame.columns]
     return frame
 

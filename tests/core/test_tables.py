@@ -44,6 +44,12 @@ def test_read_csv_semicolon_bom_and_spaces() -> None:
     assert df["a"].tolist() == [1, 2]
 
 
+def test_trailing_delimiter_is_dropped() -> None:
+    df = read_table(b"a,b,\n1,x,\n2,y,\n", name="t")
+    assert list(df.columns) == ["a", "b"]
+    assert df["b"].tolist() == ["x", "y"]
+
+
 def test_read_parquet_round_trip(tmp_path: Path) -> None:
     frame = pd.DataFrame({"x": [1.5, np.nan, 3.0], "c": ["a", None, "b"]})
     path = tmp_path / "t.parquet"
@@ -75,6 +81,8 @@ def test_sample_adult_reads_and_types() -> None:
         (b"a,b,a\n1,2,3\n", ["duplicate column", "'a'"]),
         (b"a,,c\n1,2,3\n", ["without a name", "column 2"]),
         (b"a,b\n1,2\n3,4,5,6\n", ["'train'", "not a readable CSV"]),
+        (b"a,b\n1,2,3\n4,5,6\n", ["'train'", "more fields than the header"]),
+        (b"a,b,\n1,2,5\n", ["without a name", "column 3"]),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ["binary"]),
         ("name,city\nJos\u00e9,K\u00f6ln\n".encode("latin-1"), ["not UTF-8", "0xe9", "line 2", "re-save", "UTF-8"]),
         (pickle.dumps(pd.DataFrame({"a": [1]})), ["pickle"]),
