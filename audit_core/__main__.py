@@ -212,7 +212,56 @@ def _cmd_fpc_sim(args: argparse.Namespace) -> int:
 
 
 def _cmd_fabrication(args: argparse.Namespace) -> int:
-    raise InputError("The fabrication audit is not available in this build.")
+    """``fabrication``: fabricated members, MFD and AR-MIA (METHODS.md §3)."""
+    from audit_core.fabrication import DEFAULT_SIZES, check_epsilon, prepare_audit, run_fabrication
+    from audit_core.image_models import load_bundled, load_npz, load_safetensors_model
+    from audit_core.plots.fabrication import build_report, verdict
+    from audit_core.report import describe_input
+
+    for out in (args.json, args.html):  # refuse a bad output path before the long work
+        if out and not Path(out).resolve().parent.is_dir():
+            raise InputError(f"The output folder {Path(out).parent} does not exist.")
+    check_epsilon(args.epsilon)
+    if args.steps < 1:
+        raise InputError(f"--steps must be at least 1; got {args.steps}.")
+    if args.lam <= 0:
+        raise InputError(f"--lambda must be positive; got {args.lam:g}.")
+    if args.images and args.dataset:
+        raise InputError("Give either --images (your own data) or --dataset (a bundled one), not both.")
+    if args.model and not args.images:
+        raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
+    progress = _progress_to_stderr(args.quiet)
+    if args.images:
+        path = Path(args.images)
+        if not path.is_file():
+            raise InputError(f"The image file {path} does not exist.")
+        data = load_npz(path, seed=args.seed, name=path.name)
+        inputs = [describe_input(path.name, data.images, detail=f"{data.n_classes} classes")]
+        model = None
+        if args.model:
+            mpath = Path(args.model)
+            if not mpath.is_file():
+                raise InputError(f"The model file {mpath} does not exist.")
+            model = load_safetensors_model(
+                mpath, arch=args.architecture, in_channels=data.shape[0], n_classes=data.n_classes
+            )
+            inputs.append(describe_input(mpath.name, mpath.read_bytes(), detail=args.architecture))
+        n_refs = 4 if data.reference.size >= 30 else 0
+    else:
+        name = args.dataset or "digits"
+        n_mem, n_non = DEFAULT_SIZES.get(name, (None, None))
+        data = load_bundled(name, seed=args.seed, n_members=n_mem, n_non_members=n_non)
+        inputs = [describe_input(name, data.images, detail="bundled")]
+        model, n_refs = None, 4
+    setup = prepare_audit(data, model=model, n_reference_models=n_refs, seed=args.seed,
+                          progress=lambda f, m: progress(0.4 * f, m))
+    result = run_fabrication(setup, epsilon=args.epsilon, steps=args.steps, attack=args.attack, lam=args.lam,
+                             seed=args.seed, progress=lambda f, m: progress(0.4 + 0.6 * f, m))
+    write_json(args.json, result.to_json())
+    if args.html:
+        write_html(args.html, build_report(result, inputs=inputs))
+    print(verdict(result))
+    return 0
 
 
 # --------------------------------------------------------------------------- parser

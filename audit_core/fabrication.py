@@ -43,7 +43,7 @@ from audit_core.runtime import ProgressFn, as_progress, pick_device, sub_progres
 
 ATTACKS = ("mfa", "ipgd", "icw", "adaptive")
 MIAS = ("loss", "lira", "rmia")
-DEFAULT_EPSILONS = (2 / 255, 4 / 255, 8 / 255, 16 / 255, 32 / 255, 64 / 255)
+DEFAULT_EPSILONS = (4 / 255, 8 / 255, 16 / 255, 32 / 255, 64 / 255)
 DEFAULT_LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 MFA_MOMENTUM = 0.9
 MFA_STEP_SCALE = 4.0  # eta_max = min(eps, 4 eps / T): the cosine schedule starts large, ends ~0
@@ -478,6 +478,8 @@ class EpsilonPoint:
     ar_auc_clean: float
     median_conf_fabricated: float
     median_norm_fabricated: float
+    conf_fabricated: np.ndarray = field(repr=False, compare=False, default=None)
+    norms_fabricated: np.ndarray = field(repr=False, compare=False, default=None)
 
 
 @dataclass(frozen=True)
@@ -549,6 +551,14 @@ class FabricationResult:
         g = self.ar_scores(lam=lam, mia=mia)
         return LambdaPoint(lam, _auc(g.members, g.non_members), _auc(g.members, g.fabricated))
 
+    def regime_at(self, *, lam: float) -> list[LambdaPoint]:
+        """AR-MIA (LOSS) AUCs at ``lam`` for every epsilon of the regime map (no model call)."""
+        w = lambda g: ar_weight(g, lam=lam, g_ref=self.g_ref)  # noqa: E731
+        c, n = self.confidence, self.norms
+        mem = c.members * w(n.members)
+        clean = _auc(mem, c.non_members * w(n.non_members))
+        return [LambdaPoint(lam, clean, _auc(mem, p.conf_fabricated * w(p.norms_fabricated))) for p in self.regime]
+
     def by_lambda(self, mia: str = "loss") -> list[LambdaPoint]:
         """AR-MIA over the lambda grid."""
         return [self.ar_mia(lam=lam, mia=mia) for lam in self.lambdas]
@@ -595,7 +605,10 @@ class FabricationResult:
                     for m in self.mias
                 },
             },
-            "regime": [_point_json(p) for p in self.regime],
+            "regime": [
+                _point_json(p) | {"ar_mia_auc_clean": a.auc_clean, "ar_mia_auc_fabricated": a.auc_fabricated}
+                for p, a in zip(self.regime, self.regime_at(lam=self.lam), strict=True)
+            ],
             "budgets": [_point_json(p) for p in self.budgets],
             "adaptive": [
                 {"beta": p.beta, "mia_auc_fabricated": p.mia_auc_fabricated, "mfd_auc": p.mfd_auc,
@@ -625,6 +638,7 @@ def _eval_point(setup, x_fab, y, *, epsilon, attack, steps, lam, mem_conf, mem_n
         ar_auc_fabricated=_auc(mem_conf * w(mem_norm), conf * w(norm)),
         ar_auc_clean=_auc(mem_conf * w(mem_norm), non_conf * w(non_norm)),
         median_conf_fabricated=float(np.median(conf)), median_norm_fabricated=float(np.median(norm)),
+        conf_fabricated=conf, norms_fabricated=norm,
     )
 
 
@@ -639,8 +653,8 @@ def run_fabrication(
     lambdas: Sequence[float] = DEFAULT_LAMBDAS,
     budgets: Sequence[int] = (5, 40),
     compare_attacks: Sequence[str] = ("mfa", "ipgd", "icw"),
-    adaptive_betas: Sequence[float] = (0.0, 0.01, 0.03, 0.1, 0.3),
-    n_compare: int = 150,
+    adaptive_betas: Sequence[float] = (0.0, 0.01, 0.03, 0.1),
+    n_compare: int = 100,
     seed: int,
     progress: ProgressFn | None = None,
 ) -> FabricationResult:
@@ -702,12 +716,14 @@ def run_fabrication(
     conf = Groups(views["members"].conf, views["non_members"].conf, views["fabricated"].conf)
     common = {"lam": lam, "mem_conf": conf.members, "mem_norm": norms.members}
 
-    regime = []
+    regime, regime_x = [], []
+    epsilons = [float(e) for e in epsilons]
     p = part(units[1])
     for i, e in enumerate(epsilons):
         xe = x_fab if (e == epsilon) else fabricate(
             model, x_non, y_non, epsilon=e, steps=steps, attack=attack,
             progress=sub_progress(p, i / len(epsilons), (i + 1) / len(epsilons)))
+        regime_x.append(xe)
         regime.append(_eval_point(setup, xe, y_non, epsilon=e, attack=attack, steps=steps,
                                   non_conf=conf.non_members, non_norm=norms.non_members, **common))
 
@@ -718,15 +734,22 @@ def run_fabrication(
     p = part(units[2])
     jobs = [(a, t, e) for e in epsilons for t in budgets for a in compare_attacks]
     for j, (a, t, e) in enumerate(jobs):
-        xe = fabricate(model, x_non[sub], y_non[sub], epsilon=e, steps=t, attack=a,
-                       progress=sub_progress(p, j / len(jobs), (j + 1) / len(jobs)))
+        if a == attack and t == steps:  # already run on every non-member: reuse the subset
+            xe = regime_x[epsilons.index(e)][sub]
+        else:
+            xe = fabricate(model, x_non[sub], y_non[sub], epsilon=e, steps=t, attack=a,
+                           progress=sub_progress(p, j / len(jobs), (j + 1) / len(jobs)))
         cmp_points.append(_eval_point(setup, xe, y_non[sub], epsilon=e, attack=a, steps=t, **sub_common))
 
     adaptive = []
     p = part(units[3])
     for j, beta in enumerate(adaptive_betas):
-        xe = fabricate(model, x_non[sub], y_non[sub], epsilon=epsilon, steps=steps, attack="adaptive",
-                       adaptive_beta=beta, progress=sub_progress(p, j / len(adaptive_betas), (j + 1) / len(adaptive_betas)))
+        if beta == 0 and attack == "mfa":  # beta = 0 is plain MFA: reuse the headline run
+            xe = x_fab[sub]
+        else:
+            xe = fabricate(model, x_non[sub], y_non[sub], epsilon=epsilon, steps=steps, attack="adaptive",
+                           adaptive_beta=beta,
+                           progress=sub_progress(p, j / len(adaptive_betas), (j + 1) / len(adaptive_betas)))
         pt = _eval_point(setup, xe, y_non[sub], epsilon=epsilon, attack="adaptive", steps=steps, **sub_common)
         adaptive.append(AdaptivePoint(float(beta), pt.mia_auc_fabricated, pt.mfd_auc, pt.median_norm_fabricated))
 

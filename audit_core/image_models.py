@@ -316,16 +316,16 @@ def load_png_folder(
 # architectures
 # ---------------------------------------------------------------------------
 class SmallCNN(nn.Module):
-    """Two conv blocks and a two-layer head; works on 8x8 up to 32x32 inputs."""
+    """Two conv blocks (16 and 32 channels) and a two-layer head; takes 8x8 up to 32x32 inputs."""
 
-    def __init__(self, in_channels: int = 1, n_classes: int = 10, width: int = 32):
+    def __init__(self, in_channels: int = 1, n_classes: int = 10, width: int = 16):
         super().__init__()
         self.conv1 = nn.Conv2d(in_channels, width, 3, padding=1)
         self.conv2 = nn.Conv2d(width, 2 * width, 3, padding=1)
         self.pool = nn.MaxPool2d(2)
         self.squeeze = nn.AdaptiveAvgPool2d(4)
-        self.fc1 = nn.Linear(2 * width * 16, 128)
-        self.fc2 = nn.Linear(128, n_classes)
+        self.fc1 = nn.Linear(2 * width * 16, 64)
+        self.fc2 = nn.Linear(64, n_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.pool(torch.relu(self.conv1(x)))

@@ -44,3 +44,6 @@ class Fabrication:
     AUTORUN = "fabrication.autorun"  # set by the home page's "Run on the sample" button
     RESULT = "fabrication.result"
     SOURCE = "fabrication.source"
+    LAMBDA = "fabrication.lambda"  # AR-MIA lambda slider: re-scores, never re-attacks
+    MIA = "fabrication.mia"  # which MIA the histograms / ROC / lambda plots show
+    TRUST = "fabrication.trust_torchscript"  # the user confirmed they trust an uploaded TorchScript file
