@@ -214,7 +214,8 @@ def _cmd_fpc_sim(args: argparse.Namespace) -> int:
 def _cmd_fabrication(args: argparse.Namespace) -> int:
     """``fabrication``: fabricated members, MFD and AR-MIA (METHODS.md §3)."""
     from audit_core.fabrication import DEFAULT_SIZES, check_epsilon, prepare_audit, run_fabrication
-    from audit_core.image_models import load_bundled, load_npz, load_safetensors_model
+    from audit_core.image_models import load_bundled, load_npz, load_safetensors_model, with_model_classes
+    from audit_core.image_models import n_outputs as _n_outputs
     from audit_core.plots.fabrication import build_report, verdict
     from audit_core.report import describe_input
 
@@ -242,9 +243,8 @@ def _cmd_fabrication(args: argparse.Namespace) -> int:
             mpath = Path(args.model)
             if not mpath.is_file():
                 raise InputError(f"The model file {mpath} does not exist.")
-            model = load_safetensors_model(
-                mpath, arch=args.architecture, in_channels=data.shape[0], n_classes=data.n_classes
-            )
+            model = load_safetensors_model(mpath, arch=args.architecture, in_channels=data.shape[0])
+            data = with_model_classes(data, _n_outputs(model, data.shape))
             inputs.append(describe_input(mpath.name, mpath.read_bytes(), detail=args.architecture))
         n_refs = 4 if data.reference.size >= 30 else 0
     else:

@@ -14,6 +14,7 @@ Everything the fabrication section needs *before* an attack runs:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import zipfile
 from collections.abc import Sequence
@@ -381,6 +382,21 @@ def make_model(arch: str, *, in_channels: int, n_classes: int) -> nn.Module:
     raise InputError(f"Unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}.")
 
 
+def n_outputs(model: nn.Module, shape: Sequence[int], *, device=None) -> int:
+    """Number of classes ``model`` outputs for images of ``shape``; refuses shapes it does not take."""
+    device = device or next(model.parameters()).device
+    try:
+        with torch.no_grad():
+            out = model(torch.zeros((2, *shape), device=device))
+    except RuntimeError as exc:
+        raise InputError(
+            f"The model does not take images of shape {tuple(shape)} (channels, height, width): {str(exc).splitlines()[0]}"
+        ) from None
+    if out.ndim != 2:
+        raise InputError(f"The model outputs shape {tuple(out.shape)}; expected one score per class per image.")
+    return int(out.shape[1])
+
+
 def check_model_input(model: nn.Module, shape: Sequence[int], n_classes: int, *, device=None) -> None:
     """Run one dummy image through ``model``; refuse shapes it does not take."""
     device = device or next(model.parameters()).device
@@ -397,13 +413,24 @@ def check_model_input(model: nn.Module, shape: Sequence[int], n_classes: int, *,
         )
 
 
+def with_model_classes(data: ImageData, n_classes: int) -> ImageData:
+    """Give ``data`` the model's number of classes; refuse labels the model cannot output."""
+    if int(data.labels.max()) >= n_classes:
+        raise InputError(
+            f"Labels go up to {int(data.labels.max())} but the model has {n_classes} classes; "
+            f"labels must lie in 0..{n_classes - 1}."
+        )
+    return dataclasses.replace(data, n_classes=int(n_classes))
+
+
 def load_safetensors_model(
-    source: str | Path | bytes, *, arch: str, in_channels: int, n_classes: int, device=None
+    source: str | Path | bytes, *, arch: str, in_channels: int, n_classes: int | None = None, device=None
 ) -> nn.Module:
     """Load weights for a built-in architecture from a safetensors file.
 
     safetensors holds only tensors, so loading never runs code from the file. Keys and
-    shapes must match the architecture exactly.
+    shapes must match the architecture exactly. ``n_classes`` None reads it from the
+    last layer's weights.
     """
     from safetensors import SafetensorError
     from safetensors.torch import load as st_load
@@ -418,6 +445,9 @@ def load_safetensors_model(
         state = st_load(data)
     except (SafetensorError, ValueError, RuntimeError, OSError) as exc:
         raise InputError(f"The model file is not a valid safetensors file ({exc}).") from None
+    if n_classes is None:
+        head = {"small_cnn": "fc2.bias", "resnet18": "linear.bias"}.get(arch)
+        n_classes = int(state[head].shape[0]) if head in state else 10
     model = make_model(arch, in_channels=in_channels, n_classes=n_classes)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))

@@ -10,6 +10,8 @@ from audit_core.image_models import (
     load_npz,
     load_safetensors_model,
     load_torchscript_model,
+    n_outputs,
+    with_model_classes,
 )
 from audit_core.plots.fabrication import (
     MIA_LABELS,
@@ -63,7 +65,8 @@ def _upload_setup(npz: bytes, model_bytes: bytes | None, kind: str, arch: str, t
         if kind == "torchscript":
             model = load_torchscript_model(model_bytes, trusted=trusted)
         else:
-            model = load_safetensors_model(model_bytes, arch=arch, in_channels=data.shape[0], n_classes=data.n_classes)
+            model = load_safetensors_model(model_bytes, arch=arch, in_channels=data.shape[0])
+        data = with_model_classes(data, n_outputs(model, data.shape))
     n_refs = 4 if data.reference.size >= 30 else 0
     return prepare_audit(data, model=model, n_reference_models=n_refs, seed=seed, progress=progress)
 
