@@ -10,7 +10,7 @@ is block-diagonal. This module provides
   checks a target column needs (one class, tiny classes, continuous values);
 - :func:`balanced_keep_matrix`: which record is in which model, every record in
   exactly M/2 models and every model holding half the records;
-- :func:`train_batched`: M logistic regressions (one L-BFGS run over all of them)
+- :func:`train_batched`: M logistic regressions (M L-BFGS runs in lockstep)
   or M one-hidden-layer MLPs (Adam, each model walking its own shuffled half);
 - :func:`logit_confidence`: the LiRA score ``log(p_y / (1 - p_y))``, computed stably.
 """
@@ -317,6 +317,78 @@ def _raise_if_diverged(loss: torch.Tensor, *, where: str) -> None:
         )
 
 
+def _lockstep_lbfgs(objective, theta: torch.Tensor, *, max_iter: int, tol: float, history: int, progress):
+    """M independent L-BFGS runs advanced together (one batched objective call per step).
+
+    Each model keeps its own curvature history, its own two-loop recursion and its own
+    Armijo backtracking step, so the result is what M separate runs would give; only
+    the objective evaluations are shared. A model stops when its largest gradient
+    entry falls below ``tol`` (scikit-learn's lbfgs criterion).
+
+    Returns ``(theta, loss, iterations)``.
+    """
+    M = theta.shape[0]
+    f, g = objective(theta)
+    _raise_if_diverged(f, where="at the start")
+    S: list[torch.Tensor] = []
+    Y: list[torch.Tensor] = []
+    R: list[torch.Tensor] = []
+    gamma = torch.ones(M, dtype=theta.dtype, device=theta.device)
+    it = 0
+    for it in range(1, max_iter + 1):
+        active = g.abs().amax(1) > tol
+        if not bool(active.any()):
+            it -= 1
+            break
+        q = g.clone()
+        alphas = []
+        for s_i, y_i, r_i in zip(reversed(S), reversed(Y), reversed(R), strict=True):
+            a = r_i * (s_i * q).sum(1)
+            q -= a[:, None] * y_i
+            alphas.append(a)
+        r = gamma[:, None] * q
+        for s_i, y_i, r_i, a in zip(S, Y, R, reversed(alphas), strict=True):
+            beta = r_i * (y_i * r).sum(1)
+            r += s_i * (a - beta)[:, None]
+        direction = -r
+        slope = (g * direction).sum(1)
+        bad = slope >= 0  # not a descent direction: fall back to steepest descent
+        direction[bad] = -g[bad]
+        slope = torch.where(bad, -(g * g).sum(1), slope)
+        if it == 1:
+            step = torch.clamp(1.0 / g.abs().sum(1).clamp_min(1e-12), max=1.0)
+        else:
+            step = torch.ones(M, dtype=theta.dtype, device=theta.device)
+        step = torch.where(active, step, torch.zeros_like(step))
+        new_theta, new_f, new_g = theta.clone(), f.clone(), g.clone()
+        pending = active.clone()
+        for _ in range(30):
+            cand = theta + step[:, None] * direction
+            cf, cg = objective(cand)
+            ok = pending & torch.isfinite(cf) & (cf <= f + 1e-4 * step * slope)
+            new_theta[ok], new_f[ok], new_g[ok] = cand[ok], cf[ok], cg[ok]
+            pending &= ~ok
+            if not bool(pending.any()):
+                break
+            step = torch.where(pending, step * 0.5, step)
+        if bool(pending.any()) and not bool(torch.isfinite(new_f).all()):
+            _raise_if_diverged(new_f, where=f"at L-BFGS iteration {it}")
+        s_new, y_new = new_theta - theta, new_g - g
+        sy = (s_new * y_new).sum(1)
+        good = sy > 1e-10
+        S.append(torch.where(good[:, None], s_new, torch.zeros_like(s_new)))
+        Y.append(torch.where(good[:, None], y_new, torch.zeros_like(y_new)))
+        R.append(torch.where(good, 1.0 / sy.clamp_min(1e-10), torch.zeros_like(sy)))
+        gamma = torch.where(good, sy / (y_new * y_new).sum(1).clamp_min(1e-20), gamma)
+        if len(S) > history:
+            S.pop(0), Y.pop(0), R.pop(0)
+        theta, f, g = new_theta, new_f, new_g
+        if it % 10 == 0:
+            progress(it)
+    _raise_if_diverged(f, where="after L-BFGS")
+    return theta, f, it
+
+
 def train_batched(
     X: np.ndarray,
     y: np.ndarray,
@@ -330,6 +402,7 @@ def train_batched(
     learning_rate: float | None = None,
     l2: float | None = None,
     max_iter: int = 200,
+    tol: float = 1e-4,
     seed: int = 0,
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
@@ -346,7 +419,7 @@ def train_batched(
     kind : {"logistic", "mlp"}
         Logistic regression (L2-penalised like scikit-learn's default ``C = 1``:
         ``sum_i loss_i + ||w||^2 / 2`` per model, intercept unpenalised), fitted by
-        one L-BFGS run over the sum of the M independent objectives; or a
+        M L-BFGS runs advanced in lockstep over one batched objective; or a
         one-hidden-layer ReLU MLP trained by Adam on minibatches, each model
         shuffling its own half every epoch (like scikit-learn's MLPClassifier).
     n_classes : int
@@ -359,6 +432,9 @@ def train_batched(
         Logistic: inverse of C (default 1). MLP: scikit-learn's ``alpha`` (default 1e-4).
     max_iter : int
         L-BFGS iterations (logistic).
+    tol : float
+        L-BFGS stops when every gradient entry of every model's mean objective is
+        below ``tol`` (scikit-learn's lbfgs uses 1e-4 on the same scale).
     seed : int
     device : torch.device or str, optional
         Defaults to ``audit_core.runtime.pick_device()``.
@@ -393,43 +469,29 @@ def train_batched(
 
     if kind == "logistic":
         lam = 1.0 if l2 is None else l2
-        W = torch.zeros(M, d, k, dtype=dtype, device=device, requires_grad=True)
-        b = torch.zeros(M, 1, k, dtype=dtype, device=device, requires_grad=True)
-        opt = torch.optim.LBFGS(
-            [W, b],
-            lr=1.0 if learning_rate is None else learning_rate,
-            max_iter=max_iter,
-            tolerance_grad=1e-6,
-            tolerance_change=1e-10,
-            history_size=20,
-            line_search_fn="strong_wolfe",
-        )
-        state = {"calls": 0}
+        n_w = d * k
 
-        def per_model() -> torch.Tensor:
+        def objective(theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            theta = theta.detach().requires_grad_(True)
+            W = theta[:, :n_w].reshape(M, d, k)
+            b = theta[:, n_w:].reshape(M, 1, k)
             ce = (_loss_terms(_forward("logistic", {"W": W, "b": b}, Xt), yt) * kt).sum(1)
-            return (ce + 0.5 * lam * (W**2).sum((1, 2))) / n_m
-
-        def closure() -> torch.Tensor:
-            opt.zero_grad()
-            loss = per_model()
-            total = loss.sum()
-            if not torch.isfinite(total):
-                _raise_if_diverged(loss, where=f"at L-BFGS evaluation {state['calls']}")
-            total.backward()
-            state["calls"] += 1
-            if state["calls"] % 10 == 0:
-                report(state["calls"] / max_iter, f"L-BFGS step {state['calls']}")
-            return total
+            loss = (ce + 0.5 * lam * (W**2).sum((1, 2))) / n_m
+            (grad,) = torch.autograd.grad(loss.sum(), theta)
+            return loss.detach(), grad
 
         report(0.0, f"Training {M} logistic models")
-        opt.step(closure)
-        with torch.no_grad():
-            final = per_model()
-        _raise_if_diverged(final, where="after L-BFGS")
-        n_it = int(opt.state[opt._params[0]].get("n_iter", 0))
+        theta0 = torch.zeros(M, n_w + k, dtype=dtype, device=device)
+        theta, final, n_it = _lockstep_lbfgs(
+            objective,
+            theta0,
+            max_iter=max_iter,
+            tol=tol,
+            history=10,
+            progress=lambda i: report(i / max_iter, f"L-BFGS iteration {i}"),
+        )
         report(1.0, f"Trained {M} logistic models")
-        params = {"W": W.detach(), "b": b.detach()}
+        params = {"W": theta[:, :n_w].reshape(M, d, k).contiguous(), "b": theta[:, n_w:].reshape(M, 1, k).contiguous()}
         return BatchedModels(kind, params, n_it, final.double().cpu().numpy())
 
     # MLP

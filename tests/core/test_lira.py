@@ -160,7 +160,7 @@ def test_batched_logistic_matches_sklearn_coefficients():
 
     X, y = _small_problem()
     keep = balanced_keep_matrix(len(y), n_models=4, seed=0)
-    models = train_batched(X, y, keep, kind="logistic", dtype=torch.float64, device="cpu")
+    models = train_batched(X, y, keep, kind="logistic", dtype=torch.float64, device="cpu", tol=1e-9, max_iter=500)
     for m in range(4):
         ref = LogisticRegression(C=1.0, tol=1e-8, max_iter=2000).fit(X[keep[m]], y[keep[m]])
         np.testing.assert_allclose(models.params["W"][m, :, 0].numpy(), ref.coef_[0], atol=2e-3)
