@@ -20,7 +20,7 @@ comparisons per second and the peak extra memory (tracemalloc for numpy
 allocations, peak RSS growth sampled from /proc).
 
 Usage: python benchmarks/bench_distance.py [--sizes 5000 20000] [--big 100000]
-       [--skip-gower] [--adult PATH]
+       [--skip-gower] [--random] [--adult PATH]
 """
 
 from __future__ import annotations
@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--big", type=int, default=100_000, help="rows of each table for the target run (0 skips it)")
     parser.add_argument("--skip-gower", action="store_true")
     parser.add_argument("--adult", type=Path, default=None, help="an Adult CSV to resample (default sample_data/adult.csv)")
+    parser.add_argument("--random", action="store_true", help="random mixed data for the gower comparison too")
     parser.add_argument("--seed", type=int, default=0)
     args, _ = parser.parse_known_args(argv)
 
@@ -166,7 +167,8 @@ def main(argv: list[str] | None = None) -> None:
 
     source = _source(args.adult)
     print(
-        f"data: {'resampled ' + str(args.adult or 'sample_data/adult.csv') if source is not None else 'random'}, "
+        f"data: {'resampled ' + str(args.adult or 'sample_data/adult.csv') if source is not None else 'random'}"
+        f"{' (random for the gower comparison)' if args.random else ''}, "
         f"{len(NUMERIC)} numeric + {len(CATEGORICAL)} categorical columns"
     )
     print(
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\nnearest-neighbour Gower, n real x (n + 1) synthetic rows")
     print(f"{'n':>8} {'ours s':>9} {'gower s':>9} {'ratio':>8} {'max |diff|':>11}")
     for n in args.sizes:
-        real, synthetic = make_tables(n, n + 1, source=source, seed=args.seed)
+        real, synthetic = make_tables(n, n + 1, source=None if args.random else source, seed=args.seed)
         t_ours, d_ours = run_ours(real, synthetic)
         if args.skip_gower:
             print(f"{n:>8} {t_ours:>9.2f} {'-':>9} {'-':>8} {'-':>11}")
