@@ -334,9 +334,12 @@ def _lockstep_lbfgs(objective, theta: torch.Tensor, *, max_iter: int, tol: float
     Y: list[torch.Tensor] = []
     R: list[torch.Tensor] = []
     gamma = torch.ones(M, dtype=theta.dtype, device=theta.device)
+    noise = 10 * torch.finfo(theta.dtype).eps  # relative loss change below rounding: nothing left to gain
+    stopped = torch.zeros(M, dtype=torch.bool, device=theta.device)
+    trial = torch.clamp(1.0 / g.abs().sum(1).clamp_min(1e-12), max=1.0)  # first step, as scipy's lbfgs
     it = 0
     for it in range(1, max_iter + 1):
-        active = g.abs().amax(1) > tol
+        active = (g.abs().amax(1) > tol) & ~stopped
         if not bool(active.any()):
             it -= 1
             break
@@ -355,24 +358,17 @@ def _lockstep_lbfgs(objective, theta: torch.Tensor, *, max_iter: int, tol: float
         bad = slope >= 0  # not a descent direction: fall back to steepest descent
         direction[bad] = -g[bad]
         slope = torch.where(bad, -(g * g).sum(1), slope)
-        if it == 1:
-            step = torch.clamp(1.0 / g.abs().sum(1).clamp_min(1e-12), max=1.0)
-        else:
-            step = torch.ones(M, dtype=theta.dtype, device=theta.device)
-        step = torch.where(active, step, torch.zeros_like(step))
+        step = torch.where(active, trial, torch.zeros_like(trial))
+        cand = theta + step[:, None] * direction
+        cf, cg = objective(cand)
+        ok = active & torch.isfinite(cf) & (cf <= f + 1e-4 * step * slope)
         new_theta, new_f, new_g = theta.clone(), f.clone(), g.clone()
-        pending = active.clone()
-        for _ in range(30):
-            cand = theta + step[:, None] * direction
-            cf, cg = objective(cand)
-            ok = pending & torch.isfinite(cf) & (cf <= f + 1e-4 * step * slope)
-            new_theta[ok], new_f[ok], new_g[ok] = cand[ok], cf[ok], cg[ok]
-            pending &= ~ok
-            if not bool(pending.any()):
-                break
-            step = torch.where(pending, step * 0.5, step)
-        if bool(pending.any()) and not bool(torch.isfinite(new_f).all()):
-            _raise_if_diverged(new_f, where=f"at L-BFGS iteration {it}")
+        new_theta[ok], new_f[ok], new_g[ok] = cand[ok], cf[ok], cg[ok]
+        # A model whose step fails Armijo stays put this iteration and retries with half
+        # the step next time (one batched evaluation per iteration, never a serial line search).
+        failed = active & ~ok
+        trial = torch.where(ok, torch.clamp(step * 2, max=1.0), torch.where(failed, step * 0.5, trial))
+        stopped |= failed & ((trial < 1e-10) | ((cf - f).abs() <= noise * f.abs()))
         s_new, y_new = new_theta - theta, new_g - g
         sy = (s_new * y_new).sum(1)
         good = sy > 1e-10
