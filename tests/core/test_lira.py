@@ -167,6 +167,22 @@ def test_batched_logistic_matches_sklearn_coefficients():
         assert models.params["b"][m, 0, 0].item() == pytest.approx(ref.intercept_[0], abs=2e-3)
 
 
+def test_batched_multiclass_logistic_matches_sklearn():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 4)).astype(np.float32)
+    y = np.argmax(X @ rng.normal(size=(4, 3)) + 0.5 * rng.normal(size=(600, 3)), axis=1).astype(np.int64)
+    keep = balanced_keep_matrix(len(y), n_models=2, seed=0)
+    models = train_batched(X, y, keep, kind="logistic", n_classes=3, dtype=torch.float64, device="cpu", tol=1e-9, max_iter=500)
+    for m in range(2):
+        ref = LogisticRegression(C=1.0, tol=1e-8, max_iter=2000).fit(X[keep[m]], y[keep[m]])
+        np.testing.assert_allclose(models.params["W"][m].numpy().T, ref.coef_, atol=5e-3)
+    scores = models.scores(X, y)
+    assert scores.shape == (2, 600)
+    assert np.isfinite(scores).all()
+
+
 def test_batched_mlp_reaches_sklearn_accuracy():
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
