@@ -259,3 +259,29 @@ def test_cli_with_uploaded_images_and_weights(tmp_path, setup, capsys):
     assert j["mia"]["auc_fabricated"] < j["mia"]["auc_clean"]
     assert {"auc", "median_grad_norm"} <= set(j["mfd"])
     assert len(j["ar_mia"]["by_lambda"]) >= 3
+
+
+def test_trusted_torchscript_and_png_folder(tmp_path):
+    from PIL import Image
+
+    from audit_core.image_models import load_png_folder
+
+    model = SmallCNN(1, 3).eval()
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(model), buf)
+    loaded = load_torchscript_model(buf.getvalue(), trusted=True, device="cpu")
+    x = torch.rand(2, 1, 8, 8)
+    assert torch.allclose(loaded(x), model(x))
+
+    imgs, labels, mask = _imgs()
+    rows = ["file,label,is_member"]
+    for i, img in enumerate(imgs):
+        Image.fromarray((img * 255).astype(np.uint8)).save(tmp_path / f"{i}.png")
+        rows.append(f"{i}.png,{labels[i]},{mask[i]}")
+    (tmp_path / "labels.csv").write_text("\n".join(rows))
+    data = load_png_folder(tmp_path, seed=0)
+    assert data.images.shape == (40, 1, 8, 8)
+    assert np.abs(data.images - imgs[:, None]).max() <= 1 / 255
+    (tmp_path / "labels.csv").write_text("file,label,is_member\n../x.png,0,1\n")
+    with pytest.raises(InputError, match="not in the folder"):
+        load_png_folder(tmp_path, seed=0)
