@@ -27,6 +27,7 @@ from audit_core.plots.lira import (
     verdict,
     vulnerable_table,
 )
+from audit_core.report import describe_input
 from audit_core.tables import read_table
 from ui import state
 from ui.common import (
@@ -131,7 +132,7 @@ if submitted:
             "pool": pool,
             "data": data,
             "name": name,
-            "token": f"{name}|{len(data)}|{target}|{model}|{int(n_models)}|{int(seed)}",
+            "token": f"{describe_input(name, data).sha256}|{target}|{model}|{int(n_models)}|{int(seed)}",
             "seed": int(seed),
         }
     except InputError as exc:
