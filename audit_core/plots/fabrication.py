@@ -44,7 +44,7 @@ def gallery_figure(result: FabricationResult, *, n: int = 6, amplify: float | No
     """Originals, fabricated images and their difference amplified to the full pixel range."""
     n = min(n, result.gallery_original.shape[0])
     amp = amplify or 0.5 / max(result.epsilon, 1e-6)
-    rows = ("original (non-member)", "fabricated", f"difference x{amp:.0f} (grey = 0)")
+    rows = ("original", "fabricated", f"diff x{amp:.0f}")
     fig = make_subplots(rows=3, cols=n, horizontal_spacing=0.01, vertical_spacing=0.04, row_titles=list(rows))
     for j in range(n):
         x0, xf = result.gallery_original[j], result.gallery_fabricated[j]
@@ -86,8 +86,7 @@ def grad_norm_histogram(result: FabricationResult) -> go.Figure:
         {"members": n.members, "non-members": n.non_members, "fabricated": n.fabricated},
         title="Input-gradient norm ||grad_x loss|| (log scale)", x_title="gradient norm", log_x=True,
     )
-    # shapes on a log axis take log10 coordinates
-    fig.add_vline(x=float(np.log10(result.g_ref)), line={"dash": "dot", "color": NEUTRAL},
+    fig.add_vline(x=result.g_ref, line={"dash": "dot", "color": NEUTRAL},
                   annotation_text="g_ref")
     return fig
 
@@ -129,7 +128,7 @@ def lambda_figure(result: FabricationResult, *, mia: str = "loss", lam: float | 
                   annotation_text=f"vanilla fabricated {van.auc_fabricated:.2f}")
     fig.add_hline(y=0.5, line={"color": NEUTRAL, "width": 1})
     if lam is not None:
-        fig.add_vline(x=float(np.log10(lam)), line={"dash": "dot", "color": NEUTRAL})
+        fig.add_vline(x=lam, line={"dash": "dot", "color": NEUTRAL})
     fig.update_xaxes(type="log", title="lambda (normalised: lambda = 1 gives a typical member tanh(1) = 0.76)")
     fig.update_yaxes(title="AUC (members vs ...)", range=[0, 1.02])
     return apply_layout(fig, title=f"AR-MIA ({MIA_LABELS.get(mia, mia)}) vs lambda")
@@ -252,6 +251,31 @@ def budgets_table(result: FabricationResult) -> pd.DataFrame:
     } for p in result.budgets])
 
 
+def lambda_table(result: FabricationResult) -> pd.DataFrame:
+    """AR-MIA AUCs over the lambda grid, for every MIA scored."""
+    rows = []
+    for m in result.mias:
+        for p in result.by_lambda(m):
+            rows.append({"MIA": MIA_LABELS.get(m, m), "lambda": p.lam, "AUC clean": p.auc_clean,
+                         "AUC fabricated": p.auc_fabricated})
+    return pd.DataFrame(rows)
+
+
+def adaptive_table(result: FabricationResult) -> pd.DataFrame:
+    """The adaptive attacker's trade-off as a table."""
+    return pd.DataFrame([{"beta": p.beta, "vanilla MIA AUC (fabricated)": p.mia_auc_fabricated, "MFD AUC": p.mfd_auc,
+                          "median grad norm (fabricated)": p.median_norm_fabricated} for p in result.adaptive])
+
+
+def _headline_metrics(result: FabricationResult) -> dict:
+    """The JSON summary without its long lists (those are tables in the report)."""
+    j = result.to_json()
+    for key in ("regime", "budgets", "adaptive"):
+        j.pop(key, None)
+    j["ar_mia"] = {k: v for k, v in j["ar_mia"].items() if k != "by_lambda"}
+    return j
+
+
 def build_report(
     result: FabricationResult, *, inputs: list[InputSummary] | None = None, lam: float | None = None
 ) -> Report:
@@ -286,9 +310,14 @@ def build_report(
         inputs=inputs or [],
         settings={"dataset": result.dataset, "epsilon": result.epsilon, "epsilon_255": eps255(result.epsilon),
                   "steps": result.steps, "attack": result.attack, "lambda": result.lam},
-        metrics=result.to_json(),
+        metrics=_headline_metrics(result),
         figures=figures,
-        tables=[("Regime map", regime_table(result)), ("Attacks and step budgets", budgets_table(result))],
+        tables=[
+            ("Regime map", regime_table(result)),
+            ("AR-MIA by lambda", lambda_table(result)),
+            ("Attacks and step budgets", budgets_table(result)),
+            ("Adaptive attacker", adaptive_table(result)),
+        ],
         verdict=verdict(result),
         limits=limits,
         seed=result.seed,
