@@ -158,7 +158,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 def _cmd_lira(args: argparse.Namespace) -> int:
     """``lira``: naive vs calibrated LiRA over a batch of models (METHODS.md §2)."""
-    from audit_core.lira import check_lira_settings, fpc_sweep, run_lira
+    from audit_core.fpc import fpc_sweep
+    from audit_core.lira import check_lira_settings, run_lira
     from audit_core.plots.lira import build_report, verdict
     from audit_core.tables import read_table
 
@@ -194,7 +195,7 @@ def _cmd_lira(args: argparse.Namespace) -> int:
 
 def _cmd_fpc_sim(args: argparse.Namespace) -> int:
     """``fpc-sim``: Gaussian simulation of the finite-population correction (METHODS.md §2)."""
-    from audit_core.lira import fpc_simulation
+    from audit_core.fpc import fpc_simulation
 
     sim = fpc_simulation(
         population=args.population,

@@ -6,11 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.errors import InputError
+from audit_core.fpc import fpc_sweep
 from audit_core.lira import (
     MIN_MODELS,
     check_lira_settings,
     evaluate_lira,
-    fpc_sweep,
     models_sweep,
     train_pool,
 )

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from audit_core.lira import FpcSimulation, LiraEvaluation, LiraResult, ModelsSweep, vulnerable_records
+from audit_core.fpc import FpcSimulation
+from audit_core.lira import LiraEvaluation, LiraResult, ModelsSweep, vulnerable_records
 from audit_core.plots.common import ATTACK_COLORS, NEUTRAL, apply_layout, log_roc_figure
 from audit_core.report import Report, describe_input
 

@@ -24,7 +24,6 @@ from audit_core.errors import InputError
 from audit_core.lira import (
     check_lira_settings,
     evaluate_lira,
-    fpc_simulation,
     models_sweep,
     run_lira,
     train_pool,
@@ -113,19 +112,6 @@ def test_json_has_the_contract_keys(evaluation_64):
     for rule in ("naive", "post_processed"):
         assert set(j["per_sample_fpr"][rule]) == {"mean", "std", "p10", "p90"}
     json.dumps(j)
-
-
-@pytest.mark.parametrize("fraction", [0.2, 0.5, 0.8])
-def test_fpc_simulation_ratio_is_sqrt_fpc_and_one_after_correction(fraction):
-    sim = fpc_simulation(population=1000, train_size=int(fraction * 1000), n_models=64, repeats=300, seed=1)
-    assert sim.fpc == pytest.approx(1 - fraction)
-    assert sim.ratio_empirical == pytest.approx(math.sqrt(1 - fraction), abs=0.03)
-    assert sim.ratio_corrected == pytest.approx(1.0, abs=0.04)
-
-
-def test_fpc_simulation_refuses_a_subset_larger_than_the_pool():
-    with pytest.raises(InputError, match="training size"):
-        fpc_simulation(population=100, train_size=100)
 
 
 def test_keep_matrix_is_balanced_both_ways():
