@@ -35,10 +35,14 @@ def write_json(path: str | None, payload: dict[str, Any]) -> None:
         _atomic_write(Path(path), to_json_text(payload))
 
 
-def write_html(path: str | None, report: Report) -> None:
-    """Write the self-contained HTML report."""
-    if path:
-        _atomic_write(Path(path), report.to_html())
+def write_report(args: argparse.Namespace, report: Report) -> None:
+    """Write the report as self-contained HTML (``--html``) and/or PDF (``--pdf``)."""
+    if args.html or args.pdf:
+        _atomic_write(Path(args.html), report.to_html())
+    if args.pdf:
+        tmp = Path(args.pdf).with_name(Path(args.pdf).name + ".partial")
+        report.to_pdf(tmp)
+        tmp.replace(args.pdf)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -88,7 +92,7 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
         numeric=_csv_list(args.numeric),
         ignore=_csv_list(args.ignore),
     )
-    for out in (args.json, args.records, args.html):  # refuse a bad output path before the long work
+    for out in (args.json, args.records, args.html, args.pdf):  # refuse a bad output path before the long work
         if out and not Path(out).resolve().parent.is_dir():
             raise InputError(f"The output folder {Path(out).parent} does not exist.")
     audit = audit_synthetic(
@@ -105,9 +109,9 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
     write_json(args.json, audit.to_json())
     if args.records:
         _atomic_write(Path(args.records), audit.records[list(RECORD_COLUMNS)].to_csv(index=False))
-    if args.html:
+    if args.html or args.pdf:
         inputs = [describe_input(name, df) for name, df in tables.items()]
-        write_html(args.html, build_report(audit, inputs=inputs))
+        write_report(args, build_report(audit, inputs=inputs))
     true, real = audit.attacks["true_distribution"], audit.attacks["realistic"]
     print(
         f"AUC true-distribution {true.auc:.3f}, realistic {real.auc:.3f}; "
@@ -163,7 +167,7 @@ def _cmd_lira(args: argparse.Namespace) -> int:
     from audit_core.plots.lira import build_report, verdict
     from audit_core.tables import read_table
 
-    for out in (args.json, args.html):  # refuse a bad output path before the long work
+    for out in (args.json, args.html, args.pdf):  # refuse a bad output path before the long work
         if out and not Path(out).resolve().parent.is_dir():
             raise InputError(f"The output folder {Path(out).parent} does not exist.")
     data = read_table(args.data, name=Path(args.data).name)
@@ -180,9 +184,9 @@ def _cmd_lira(args: argparse.Namespace) -> int:
     for warning in result.evaluation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     write_json(args.json, result.to_json())
-    if args.html:
+    if args.html or args.pdf:
         sims = fpc_sweep(n_models=args.models, repeats=100, seed=args.seed)
-        write_html(args.html, build_report(result, data=data, data_name=Path(args.data).name, fpc_sims=sims, seed=args.seed))
+        write_report(args, build_report(result, data=data, data_name=Path(args.data).name, fpc_sims=sims, seed=args.seed))
     t = result.evaluation.tpr
     print(
         f"TPR at FPR {args.fpr:g} over {args.models} {args.model} models: naive {t['naive']:.3f}, "
@@ -214,15 +218,17 @@ def _cmd_fpc_sim(args: argparse.Namespace) -> int:
 
 def _cmd_fabrication(args: argparse.Namespace) -> int:
     """``fabrication``: fabricated members, MFD and AR-MIA (METHODS.md §3)."""
-    from audit_core.fabrication import DEFAULT_SIZES, check_epsilon, prepare_audit, run_fabrication
+    from audit_core.fabrication import DEFAULT_EPSILON, DEFAULT_SIZES, check_epsilon, prepare_audit, run_fabrication
     from audit_core.image_models import load_bundled, load_npz, load_safetensors_model, with_model_classes
     from audit_core.image_models import n_outputs as _n_outputs
     from audit_core.plots.fabrication import build_report, verdict
     from audit_core.report import describe_input
 
-    for out in (args.json, args.html):  # refuse a bad output path before the long work
+    for out in (args.json, args.html, args.pdf):  # refuse a bad output path before the long work
         if out and not Path(out).resolve().parent.is_dir():
             raise InputError(f"The output folder {Path(out).parent} does not exist.")
+    if args.epsilon is None:
+        args.epsilon = DEFAULT_EPSILON.get(args.dataset or "digits", 8 / 255)
     check_epsilon(args.epsilon)
     if args.steps < 1:
         raise InputError(f"--steps must be at least 1; got {args.steps}.")
@@ -259,8 +265,8 @@ def _cmd_fabrication(args: argparse.Namespace) -> int:
     result = run_fabrication(setup, epsilon=args.epsilon, steps=args.steps, attack=args.attack, lam=args.lam,
                              seed=args.seed, progress=lambda f, m: progress(0.4 + 0.6 * f, m))
     write_json(args.json, result.to_json())
-    if args.html:
-        write_html(args.html, build_report(result, inputs=inputs))
+    if args.html or args.pdf:
+        write_report(args, build_report(result, inputs=inputs))
     print(verdict(result))
     return 0
 
@@ -293,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the JSON summary here")
     p.add_argument("--records", help="write per-record results (CSV) here")
     p.add_argument("--html", help="write the HTML report here")
+    p.add_argument("--pdf", help="write the report as PDF here (needs a local Chromium)")
     p.set_defaults(handler=_cmd_tabular)
 
     p = sub.add_parser("generate", help="fit a generator on a table and write synthetic rows")
@@ -314,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fpr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json")
-    p.add_argument("--html")
+    p.add_argument("--html", help="write the HTML report here")
+    p.add_argument("--pdf", help="write the report as PDF here (needs a local Chromium)")
     p.set_defaults(handler=_cmd_lira)
 
     p = sub.add_parser("fpc-sim", help="simulation of the finite-population correction (METHODS.md §2)")
@@ -331,13 +339,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model weights (.safetensors) for --architecture")
     p.add_argument("--architecture", default="small_cnn", help="built-in architecture the weights belong to")
     p.add_argument("--dataset", default=None, help="bundled data set instead of --images: digits or mnist")
-    p.add_argument("--epsilon", type=_epsilon, default=_epsilon("8/255"), help="L-inf radius, e.g. 8/255")
+    p.add_argument(
+        "--epsilon",
+        type=_epsilon,
+        default=None,
+        help="L-inf radius, e.g. 8/255 (default: the data set's, 32/255 for the bundled ones, where the effects show)",
+    )
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--lambda", dest="lam", type=float, default=1.0, help="AR-MIA lambda (normalised, METHODS.md §3)")
     p.add_argument("--attack", choices=["mfa", "ipgd", "icw"], default="mfa")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json")
-    p.add_argument("--html")
+    p.add_argument("--html", help="write the HTML report here")
+    p.add_argument("--pdf", help="write the report as PDF here (needs a local Chromium)")
     p.set_defaults(handler=_cmd_fabrication)
     return parser
 

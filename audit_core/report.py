@@ -158,8 +158,7 @@ class Report:
                 f"<tr><td>{esc(i.name)}</td><td>{i.rows}</td><td>{i.columns}</td>"
                 f"<td class='hash'>{esc(i.sha256[:16])}…</td><td>{esc(i.detail)}</td></tr>"
             )
-        parts.append("</table><h2>Settings</h2>" + _dict_table(self.settings))
-        parts.append("<h2>Metrics</h2>" + _dict_table(_flatten(self.metrics)))
+        parts.append("</table>")
         include_js: bool | str = True
         for caption, fig in self.figures:
             parts.append(f"<h2>{esc(caption)}</h2>")
@@ -168,6 +167,8 @@ class Report:
         for caption, table in self.tables:
             parts.append(f"<h2>{esc(caption)}</h2>")
             parts.append(table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0))
+        parts.append("<h2>Settings</h2>" + _dict_table(self.settings))
+        parts.append("<h2>All metrics</h2>" + _dict_table(_flatten(self.metrics)))
         parts.append("<h2>Limits of the method</h2><ul>")
         parts.extend(f"<li>{esc(limit)}</li>" for limit in self.limits)
         parts.append("</ul><h2>Software</h2>" + _dict_table(package_versions()))

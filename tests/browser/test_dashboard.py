@@ -86,14 +86,21 @@ def browser():
         b.close()
 
 
+BUSY = ("stStatusWidget", "stSkeleton", "stProgress", "stSpinner")
+
+
+def _busy(page) -> bool:
+    return any(page.locator(f'[data-testid="{t}"]').count() for t in BUSY)
+
+
 def _wait_idle(page, timeout_s: float) -> None:
-    """Wait until Streamlit stops running the script (no 'Running...' status widget)."""
-    page.wait_for_timeout(800)
+    """Wait until Streamlit has finished the run: no status widget, progress bar, spinner or skeleton."""
+    page.wait_for_timeout(2500)
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
-            page.wait_for_timeout(500)
-            if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+        if not _busy(page):
+            page.wait_for_timeout(1000)
+            if not _busy(page):
                 return
         page.wait_for_timeout(500)
     raise AssertionError(f"The page was still running after {timeout_s:.0f} s")
@@ -111,11 +118,11 @@ def _assert_healthy(page, name: str) -> None:
 
 
 def test_home_page_lists_every_audit(server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport={"width": 1400, "height": 5000})
     page.goto(server)
-    page.get_by_text("Membership-risk audit").first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Run on the sample").first.wait_for(timeout=60_000)
     _wait_idle(page, 30)
-    assert page.get_by_role("button", name="▶ Run on the sample").count() == 4
+    assert page.get_by_role("button", name="Run on the sample").count() == 4
     _assert_healthy(page, "home")
     page.close()
 
@@ -125,11 +132,11 @@ def test_home_page_lists_every_audit(server, browser):
     [(0, "synthetic_risk", 240), (1, "generators", 420), (2, "lira_calibration", 300), (3, "fabrication", 300)],
 )
 def test_sample_run_draws_charts(server, browser, index, name, timeout_s):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport={"width": 1400, "height": 5000})
     page.goto(server)
-    page.get_by_role("button", name="▶ Run on the sample").nth(index).wait_for(timeout=30_000)
+    page.get_by_role("button", name="Run on the sample").nth(index).wait_for(timeout=60_000)
     _wait_idle(page, 30)
-    page.get_by_role("button", name="▶ Run on the sample").nth(index).click()
+    page.get_by_role("button", name="Run on the sample").nth(index).click()
     _wait_idle(page, timeout_s)
     page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
     page.wait_for_timeout(1500)  # let plotly finish drawing
