@@ -43,6 +43,15 @@ REPORTED_PACKAGES = (
 )
 
 
+def _chromium() -> str | None:
+    return next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+
+def pdf_available() -> bool:
+    """True when a local Chromium can print reports to PDF."""
+    return _chromium() is not None
+
+
 @dataclass(frozen=True)
 class InputSummary:
     """What one input was: its name, shape and a hash that identifies its content."""
@@ -181,7 +190,7 @@ class Report:
         Raises :class:`InputError` when no Chromium is installed
         (``apt-get install chromium``).
         """
-        browser = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+        browser = _chromium()
         if browser is None:
             raise InputError("PDF export needs a local Chromium (apt-get install chromium); the HTML report works without it.")
         path = Path(path).resolve()

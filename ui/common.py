@@ -5,16 +5,18 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from audit_core.report import Report, to_json_text
+from audit_core.report import Report, pdf_available, to_json_text
 from audit_core.roc import TprAtFpr
 from audit_core.runtime import ProgressFn
 from ui import state
@@ -139,36 +141,55 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
 
 
 def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key: str) -> None:
-    """Download buttons for the HTML report, the JSON summary and the per-record CSV.
+    """Download buttons: the HTML report, a PDF of it, the JSON summary, the per-record CSV.
 
     The files are built only when a button is clicked (deferred data), so reruns
-    stay fast however large the report.
+    stay fast however large the report. The PDF button appears where a local
+    Chromium can print it (no network involved).
     """
-    cols = st.columns(3)
     slug = report.title.lower().replace(" ", "_")[:40]
-    cols[0].download_button(
+    cols = iter(st.columns(4))
+    next(cols).download_button(
         "⬇ HTML report",
         data=report.to_html,
         file_name=f"{slug}.html",
         mime="text/html",
         key=f"{key}.html",
+        on_click="ignore",
         help="Self-contained: opens offline, figures included.",
     )
-    cols[1].download_button(
+    if pdf_available():
+        next(cols).download_button(
+            "⬇ PDF report",
+            data=lambda: _pdf_bytes(report),
+            file_name=f"{slug}.pdf",
+            mime="application/pdf",
+            key=f"{key}.pdf",
+            on_click="ignore",
+            help="The HTML report printed by a local headless Chromium.",
+        )
+    next(cols).download_button(
         "⬇ JSON summary",
         data=lambda: to_json_text(report.to_json()),
         file_name=f"{slug}.json",
         mime="application/json",
         key=f"{key}.json",
+        on_click="ignore",
     )
     if records is not None:
-        cols[2].download_button(
+        next(cols).download_button(
             "⬇ Per-record CSV",
             data=lambda: records.to_csv(index=False),
             file_name=f"{slug}_records.csv",
             mime="text/csv",
             key=f"{key}.csv",
+            on_click="ignore",
         )
+
+
+def _pdf_bytes(report: Report) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        return report.to_pdf(Path(tmp) / "report.pdf").read_bytes()
 
 
 def remember_result(page: str, headline: str, metrics: dict[str, str]) -> None:
