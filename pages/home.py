@@ -51,8 +51,9 @@ AUDITS = [
     },
 ]
 
-cols = st.columns(2)
 for i, audit in enumerate(AUDITS):
+    if i % 2 == 0:
+        cols = st.columns(2)  # one row per pair, so the page reads (and tabs) in list order
     with cols[i % 2].container(border=True):
         st.subheader(audit["title"])
         st.markdown(f"**Question.** {audit['question']}")
