@@ -165,12 +165,17 @@ def _metric_cards(audit: SyntheticAudit) -> None:
         cols = st.columns(5)
         for col, (label, dt) in zip(
             cols[:2],
-            (("non-members' median", audit.distance_threshold), ("auxiliary median", audit.distance_threshold_realistic)),
+            (("true", audit.distance_threshold), ("realistic", audit.distance_threshold_realistic)),
             strict=True,
         ):
             with col:
                 metric_card(
-                    f"TPR / FPR (tau = {label})", f"{dt.metrics.tpr:.3f} / {dt.metrics.fpr:.3f}", help=f"tau = {dt.threshold:.4f}"
+                    f"TPR / FPR, {label}",
+                    f"{dt.metrics.tpr:.2f} / {dt.metrics.fpr:.2f}",
+                    help=(
+                        f"tau = {dt.threshold:.4f}: the median distance of the "
+                        + ("non-members" if label == "true" else "auxiliary records (the realistic attacker's data)")
+                    ),
                 )
         m1 = audit.distance_threshold.metrics
         for col, (key, value) in zip(
