@@ -87,42 +87,52 @@ alpha = st.select_slider(
     key=state.Lira.FPR,
     help="Moving it re-scores the trained models; it never retrains them.",
 )
-with st.form("lira.form"):
-    left, right = st.columns(2)
-    source = left.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, horizontal=True)
-    upload = left.file_uploader("CSV or Parquet", type=["csv", "parquet"], key="lira.upload")
-    target_text = left.text_input(
-        "Target column", value="", help="The class the models predict. Empty: the sample's target (credit / income_per_year)."
-    )
-    model = right.selectbox("Model type", ["logistic", "mlp"], help="Logistic regression or a one-hidden-layer MLP (32 units).")
-    n_models = right.number_input(
-        "Number of models M",
-        min_value=2,
-        max_value=1024,
-        value=32,
-        step=2,
-        help=f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models and out of the others.",
-    )
-    seed = right.number_input("Seed", min_value=0, value=0, step=1)
-    submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
+source = st.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, horizontal=True)
+data = name = default_target = None
+try:
+    if source == "Upload a table":
+        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key="lira.upload")
+        if upload is not None:
+            data, name = _load_upload(upload.getvalue(), upload.name), upload.name
+    else:
+        path, default_target = SAMPLES[source]
+        data, name = _load_sample(str(path)), path.name
+except InputError as exc:
+    show_input_error(exc)
+
+submitted = False
+if data is not None:
+    with st.form("lira.form"):
+        left, right = st.columns(2)
+        columns = list(data.columns)
+        target = left.selectbox(
+            "Target column",
+            columns,
+            index=columns.index(default_target) if default_target in columns else len(columns) - 1,
+            help="The class the models predict; every other column is a feature (one-hot / scaled once).",
+        )
+        model = left.selectbox(
+            "Model type", ["logistic", "mlp"], help="Logistic regression or a one-hidden-layer MLP (32 units)."
+        )
+        n_models = right.number_input(
+            "Number of models M",
+            min_value=2,
+            max_value=1024,
+            value=32,
+            step=2,
+            help=f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models and out of the others.",
+        )
+        seed = right.number_input("Seed", min_value=0, value=0, step=1)
+        submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
+    st.caption(f"{name}: {len(data):,} rows × {data.shape[1]} columns")
 
 if autorun:
-    source, upload, target_text, model, n_models, seed = next(iter(SAMPLES)), None, "", "logistic", 32, 0
+    path, target = next(iter(SAMPLES.values()))
+    data, name, model, n_models, seed = _load_sample(str(path)), path.name, "logistic", 32, 0
     submitted = True
 
 if submitted:
     try:
-        if source == "Upload a table":
-            if upload is None:
-                raise InputError("Choose a CSV or Parquet file to upload, or pick a bundled sample.")
-            data, name = _load_upload(upload.getvalue(), upload.name), upload.name
-            target = target_text.strip()
-            if not target:
-                raise InputError("Type the name of the target column of the uploaded table.")
-        else:
-            path, default_target = SAMPLES[source]
-            data, name = _load_sample(str(path)), path.name
-            target = target_text.strip() or default_target
         check_lira_settings(len(data), n_models=int(n_models), fpr=float(alpha))  # refuse bad M / alpha before training
         with progress_reporter(f"Training {int(n_models)} {model} models as one batch") as progress:
             pool = train_pool(

@@ -46,13 +46,14 @@ def test_alpha_rescores_without_retraining(trained):
     assert "0.1" in at.metric[0].label
 
 
-def test_bad_target_is_one_sentence():
+def test_continuous_target_is_one_sentence():
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
-    at.text_input[0].set_value("no_such_column")
+    assert at.selectbox[0].value == "credit"  # the sample's target is preselected
+    at.selectbox[0].set_value("age")
     at.button[0].click().run()
     assert not at.exception
-    assert "no_such_column" in at.error[0].value
+    assert "'age'" in at.error[0].value
 
 
 def test_odd_number_of_models_is_refused():
