@@ -39,9 +39,12 @@ from ui.common import (
     metric_card,
     remember_result,
     report_downloads,
+    require_router,
     show_input_error,
     take_autorun,
 )
+
+require_router()
 
 PAGE = "Fabricated members"
 SOURCES = {

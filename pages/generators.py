@@ -20,7 +20,9 @@ from audit_core.plots.generators import (
 from audit_core.report import describe_input
 from audit_core.tables import infer_column_types, read_table
 from ui import state
-from ui.common import progress_reporter, remember_result, report_downloads, show_input_error, take_autorun
+from ui.common import progress_reporter, remember_result, report_downloads, require_router, show_input_error, take_autorun
+
+require_router()
 
 PAGE = "Generate & compare"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"

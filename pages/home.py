@@ -3,7 +3,9 @@
 import streamlit as st
 
 from ui import state
-from ui.common import request_autorun
+from ui.common import request_autorun, require_router
+
+require_router()
 
 st.title("🛡️ Membership-risk audit")
 st.markdown(

@@ -36,9 +36,12 @@ from ui.common import (
     progress_reporter,
     remember_result,
     report_downloads,
+    require_router,
     show_input_error,
     take_autorun,
 )
+
+require_router()
 
 PAGE = "Calibrated LiRA"
 SAMPLES = {

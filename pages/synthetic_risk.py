@@ -28,10 +28,13 @@ from ui.common import (
     metric_card,
     remember_result,
     report_downloads,
+    require_router,
     show_input_error,
     take_autorun,
     tpr_card,
 )
+
+require_router()
 
 PAGE = "Synthetic-data risk"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"

@@ -40,6 +40,22 @@ HELP: dict[str, str] = {
 }
 
 
+def require_router() -> None:
+    """Hand a deep-linked page over to app.py's router (call first in every page).
+
+    Streamlit treats a ``pages/`` folder beside the entry script as an old-style
+    multipage app until ``st.navigation`` has run once in the server's life, so a
+    bookmark to a page opened on a freshly started server would run the page alone
+    (no router, no layout, an auto-generated sidebar). Clearing that flag and
+    rerunning lets app.py route the same URL.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def show_input_error(exc: Exception) -> None:
     """Show a bad-input error as one clear sentence (no traceback)."""
     st.error(str(exc), icon="🚫")

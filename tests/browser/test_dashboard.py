@@ -117,6 +117,17 @@ def _assert_healthy(page, name: str) -> None:
         assert traces.count() > 0, f"{name}: chart {i} is empty"
 
 
+def test_deep_link_on_a_fresh_server_goes_through_the_router(server, browser):
+    # Must run first: before any session has run app.py, Streamlit would treat pages/ as an old-style app.
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/lira_calibration")
+    page.get_by_role("heading", name="Calibrated LiRA").first.wait_for(timeout=60_000)
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.get_by_text("Generate & compare").wait_for(timeout=30_000)  # the router's titles, not file names
+    assert nav.get_by_text("lira calibration", exact=True).count() == 0
+    page.close()
+
+
 def test_home_page_lists_every_audit(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 5000})
     page.goto(server)
