@@ -28,6 +28,7 @@ app: install
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 test: install-dev browser
+	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 lint: install-dev
