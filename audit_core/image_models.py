@@ -398,19 +398,10 @@ def n_outputs(model: nn.Module, shape: Sequence[int], *, device=None) -> int:
 
 
 def check_model_input(model: nn.Module, shape: Sequence[int], n_classes: int, *, device=None) -> None:
-    """Run one dummy image through ``model``; refuse shapes it does not take."""
-    device = device or next(model.parameters()).device
-    try:
-        with torch.no_grad():
-            out = model(torch.zeros((2, *shape), device=device))
-    except RuntimeError as exc:
-        raise InputError(
-            f"The model does not take images of shape {tuple(shape)} (channels, height, width): {str(exc).splitlines()[0]}"
-        ) from None
-    if out.ndim != 2 or out.shape[1] != n_classes:
-        raise InputError(
-            f"The model outputs {tuple(out.shape[1:])} scores per image but the labels have {n_classes} classes."
-        )
+    """Run one dummy image through ``model``; refuse shapes it does not take or a wrong class count."""
+    n = n_outputs(model, shape, device=device)
+    if n != n_classes:
+        raise InputError(f"The model outputs {n} scores per image but the labels have {n_classes} classes.")
 
 
 def with_model_classes(data: ImageData, n_classes: int) -> ImageData:
