@@ -66,7 +66,7 @@ ATTACK_LABELS: dict[str, str] = {
 _EPS = 1e-6  # added to distances before taking logs in the density-ratio score
 
 
-MIN_PER_CLASS = 10
+MIN_PER_CLASS = 20
 """Fewest members (and non-members, and auxiliary records) an audit accepts."""
 
 
@@ -418,7 +418,7 @@ def audit_synthetic(
     aligned: AlignedTables = align_tables(
         frames_in,
         types=types,
-        min_rows={"train": MIN_PER_CLASS, "holdout": holdout_min, "synthetic": 1, "auxiliary": MIN_PER_CLASS},
+        min_rows={"train": MIN_PER_CLASS, "holdout": holdout_min, "synthetic": MIN_PER_CLASS, "auxiliary": MIN_PER_CLASS},
     )
     warnings = list(aligned.warnings)
     tr, ho, sy = aligned["train"], aligned["holdout"], aligned["synthetic"]

@@ -87,7 +87,10 @@ BAD_INPUTS = {  # case -> (change to the files, words the one-line message must 
         lambda p: (pd.DataFrame({"age": [1, 2], "town": ["a", "b"]}).to_csv(p["synthetic"], index=False), {})[1],
         "town",
     ),
-    "text in numeric column": (lambda p: (p["synthetic"].write_text("age,city\n1,a\nold,b\n"), {})[1], "old"),
+    "text in numeric column": (
+        lambda p: (p["synthetic"].write_text("age,city\n" + "1,a\n" * 30 + "old,b\n"), {})[1],
+        "old",
+    ),
     "not UTF-8": (lambda p: (p["train"].write_bytes("age,city\n1,Zürich\n".encode("latin-1")), {})[1], "UTF-8"),
     "too few rows": (lambda p: (p["train"].write_text("age,city\n1,a\n2,b\n"), {})[1], "at least"),
 }
