@@ -73,12 +73,12 @@ def privacy_utility_figure(comparison: GeneratorComparison, *, attack: str = "tr
         if not run.ok or run.utility is None:
             continue
         fig.add_trace(go.Scatter(
-            x=[run.utility.overall], y=[run.audit.attacks[attack].auc], mode="markers+text", name=run.label,
-            text=[run.name], textposition="top center", marker={"size": 12, "color": color_for(run.name, i)},
+            x=[run.utility.overall], y=[run.audit.attacks[attack].auc], mode="markers", name=run.label,
+            marker={"size": 13, "color": color_for(run.name, i), "line": {"width": 1, "color": "white"}},
             hovertemplate="utility %{x:.3f}<br>AUC %{y:.3f}<extra>" + run.label + "</extra>",
         ))
     fig.add_hline(y=0.5, line={"dash": "dash", "color": "#7F7F7F"}, annotation_text="chance")
-    fig.update_xaxes(title="utility (SDMetrics quality score, higher = more faithful)", range=[0, 1.02])
+    fig.update_xaxes(title="utility (SDMetrics quality score, higher = more faithful)")
     fig.update_yaxes(title=f"AUC ({ATTACK_LABELS.get(attack, attack)}, higher = leakier)")
     return apply_layout(fig, title="Privacy against utility")
 
