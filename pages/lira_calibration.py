@@ -174,15 +174,18 @@ st.caption(
 for message in ev.warnings:
     st.warning(message)
 
+st.markdown(f"**TPR at FPR {fpr:g}**, by how the scores were aggregated")
 cols = st.columns(4)
-for col, key in zip(cols, ("naive", "post_processed", "post_processed_t", "per_sample_mean"), strict=True):
+short = {"naive": "naive", "post_processed": "PP, N(0,1)", "post_processed_t": "PP, Student-t", "per_sample_mean": "per-sample"}
+for col, (key, label) in zip(cols, short.items(), strict=True):
     lo, hi = ev.tpr_ci.get(key, (float("nan"), float("nan")))
     with col:
         metric_card(
-            f"TPR at {fpr:g}: {LABELS[key]}",
+            label,
             f"{100 * ev.tpr[key]:.1f} %",
-            help=HELP["tpr_at_fpr"] + f" 95 % bootstrap interval over records: {100 * lo:.1f} to {100 * hi:.1f} %.",
+            help=f"{LABELS[key]}. " + HELP["tpr_at_fpr"],
         )
+        st.caption(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)")
 
 st.subheader("What to report")
 st.success(verdict(result))

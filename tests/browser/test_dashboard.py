@@ -154,3 +154,63 @@ def test_sample_run_draws_charts(server, browser, index, name, timeout_s):
     assert page.locator(".js-plotly-plot").count() >= 1, f"{name}: no chart drawn"
     _assert_healthy(page, name)
     page.close()
+
+
+def _choose_upload_mode(page, server: str) -> None:
+    page.goto(f"{server}/synthetic_risk")
+    page.get_by_text("Data", exact=True).first.wait_for(timeout=60_000)
+    _wait_idle(page, 30)
+    page.locator('[data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name="Upload my own tables").click()
+    _wait_idle(page, 30)
+
+
+def test_uploaded_tables_are_audited(server, browser):
+    """The upload path (AppTest cannot drive file uploaders): own tables in, charts out."""
+    page = browser.new_page(viewport={"width": 1400, "height": 5000})
+    _choose_upload_mode(page, server)
+    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    folder = ROOT / "sample_data" / "german_credit"
+    for i, name in enumerate(["train", "holdout", "synthetic_leaky"]):
+        inputs.nth(i).set_input_files(str(folder / f"{name}.csv"))
+        _wait_idle(page, 30)
+    page.get_by_role("button", name="Run the audit").click()
+    _wait_idle(page, 240)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)
+    assert page.get_by_text("UNSAFE").count() >= 1  # 10 % of the synthetic rows are training copies
+    _assert_healthy(page, "synthetic_risk_upload")
+    page.close()
+
+
+def test_bad_upload_is_one_sentence(server, browser, tmp_path):
+    bad = tmp_path / "train.csv"
+    bad.write_bytes("age,city\n1,Zürich\n".encode("latin-1"))
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    _choose_upload_mode(page, server)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
+    _wait_idle(page, 30)
+    error = page.locator('[data-testid="stAlertContentError"]')
+    error.first.wait_for(timeout=30_000)
+    assert "UTF-8" in error.first.inner_text()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+
+
+def test_uploaded_table_trains_lira(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 5000})
+    page.goto(f"{server}/lira_calibration")
+    page.get_by_text("Upload a table").first.wait_for(timeout=60_000)
+    _wait_idle(page, 30)
+    page.get_by_text("Upload a table").first.click()
+    _wait_idle(page, 30)
+    upload = page.locator('[data-testid="stFileUploaderDropzoneInput"]').first
+    upload.set_input_files(str(ROOT / "sample_data" / "german_credit.csv"))
+    page.get_by_role("button", name="Train the models").wait_for(timeout=30_000)
+    _wait_idle(page, 30)
+    page.get_by_role("button", name="Train the models").click()  # target: the last column, credit
+    _wait_idle(page, 240)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)
+    _assert_healthy(page, "lira_calibration_upload")
+    page.close()
