@@ -43,6 +43,17 @@ REPORTED_PACKAGES = (
 )
 
 
+CHROMIUM_FLAGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+"""Flags for a headless Chromium that never reaches the network (PDF export, browser tests)."""
+
+
 def _chromium() -> str | None:
     return next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
 
@@ -200,12 +211,7 @@ class Report:
             cmd = [
                 browser,
                 "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
+                *CHROMIUM_FLAGS,
                 f"--user-data-dir={tmp}/profile",
                 "--virtual-time-budget=10000",
                 "--no-pdf-header-footer",
