@@ -113,9 +113,12 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
         inputs = [describe_input(name, df) for name, df in tables.items()]
         write_report(args, build_report(audit, inputs=inputs))
     true, real = audit.attacks["true_distribution"], audit.attacks["realistic"]
+    copies = audit.copy_test
     print(
         f"AUC true-distribution {true.auc:.3f}, realistic {real.auc:.3f}; "
-        f"TPR at 1 % FPR {true.tpr_at_fpr['0.01'].tpr:.3f} / {real.tpr_at_fpr['0.01'].tpr:.3f}"
+        f"TPR at 1 % FPR {true.tpr_at_fpr['0.01'].tpr:.3f} / {real.tpr_at_fpr['0.01'].tpr:.3f}; "
+        f"verbatim copies {copies.train_copies} of {copies.n_train} training rows, {copies.holdout_copies} of "
+        f"{copies.n_holdout} holdout rows (one-sided Fisher p = {copies.p_value:.2g})"
     )
     print(verdict(audit))
     return 0

@@ -11,15 +11,15 @@ Implements METHODS.md section 1, steps 2 and 3:
 * bandwidth by Scott's or Silverman's rule *scaled by the data's spread*
   ``min(std, IQR / 1.34)``, or by leave-one-out likelihood cross-validation;
 * the point mass at d = 0 (records copied verbatim into the synthetic table),
-  counted with add-one smoothing, and a uniform floor in the continuous part so
-  that the tails, where both densities are thin, shrink toward the prior;
+  counted with add-one smoothing, and a uniform component shared by both
+  classes so that the posterior is the prior wherever both densities are thin;
 * the posterior ``P(member | d)`` computed in log space, never 0/0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -302,13 +302,21 @@ def fit_kde(
 
 @dataclass(frozen=True)
 class DistanceDensity:
-    """The distribution of one class's distances: point mass at 0 plus a density on (0, 1].
+    """The distribution of one class's distances: point mass at 0, a density on (0, 1], a uniform floor.
 
-    ``P(d = 0) = (n_zero + 1) / (n + 2)`` (add-one smoothing; see
-    :func:`fit_distance_density` for the other pseudo-counts). On d > 0 the
-    density is ``(1 - p_zero) * (kde(d) + floor) / (1 + floor)``, where the
-    uniform ``floor`` shrinks the density ratio toward 1 wherever both classes
-    are thin (METHODS.md §1.2).
+    A mixture with weights ``1 : floor`` of the class model and the uniform
+    distribution on (0, 1]::
+
+        P(d = 0)      = p_zero / (1 + floor)
+        f(d), d > 0   = ((1 - p_zero) * kde(d) + floor) / (1 + floor)
+
+    with ``p_zero = (n_zero + a) / (n + 2a)`` (add-one smoothing by default; see
+    :func:`fit_distance_density`). The floor is a share of *total* probability,
+    not of the continuous part: when two classes share the same floor
+    (:func:`fit_posterior` gives them the larger of their two), their density
+    ratio is exactly 1 wherever both kernel estimates vanish, so ``P(member | d)``
+    is the prior there, whatever the bandwidths or the exact-copy rates
+    (METHODS.md §1.2: thin tails shrink toward the prior).
 
     Attributes
     ----------
@@ -317,11 +325,11 @@ class DistanceDensity:
     n_zero : int
         How many of them are exact copies (d <= ZERO_TOL).
     p_zero : float
-        Smoothed probability of d = 0.
+        Smoothed probability of d = 0 under the class model.
     kde : GridKDE or None
         KDE of the positive distances; None when there are none.
     floor : float
-        Uniform density added to the KDE before renormalising.
+        Weight of the uniform component, relative to the class model's 1.
     """
 
     n: int
@@ -335,25 +343,31 @@ class DistanceDensity:
         """The KDE bandwidth (NaN when there is no continuous part)."""
         return self.kde.bandwidth if self.kde is not None else float("nan")
 
+    def _continuous(self, x: np.ndarray) -> np.ndarray:
+        kde = self.kde.evaluate(x) if self.kde is not None else np.zeros_like(x)
+        return ((1.0 - self.p_zero) * kde + self.floor) / (1.0 + self.floor)
+
     def log_density(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
         """Log density (w.r.t. a unit atom at 0 plus Lebesgue measure on (0, 1]).
 
-        Returns ``log P(d = 0)`` for exact copies and
-        ``log((1 - p_zero) * f(d))`` elsewhere; ``-inf`` where the density is 0.
+        Returns ``log P(d = 0)`` for exact copies and ``log f(d)`` elsewhere;
+        ``-inf`` where the density is 0.
         """
         x = np.clip(np.asarray(d, dtype=np.float64), 0.0, 1.0)
-        cont = self.kde.evaluate(x) if self.kde is not None else np.zeros_like(x)
-        cont = (cont + self.floor) / (1.0 + self.floor)
         with np.errstate(divide="ignore"):
-            out = np.log1p(-self.p_zero) + np.log(cont)
-            log_zero = np.log(self.p_zero)
+            out = np.log(self._continuous(x))
+            log_zero = np.log(self.p_zero) - np.log1p(self.floor)
         return np.where(x <= ZERO_TOL, log_zero, out)
 
     def curve(self, grid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The continuous part's density on a grid (for plots): ``(x, f(x))``."""
+        """The density of d given d > 0 on a grid (for plots): ``(x, f(x) / P(d > 0))``."""
         x = np.linspace(0.0, 1.0, 512) if grid is None else np.asarray(grid, dtype=np.float64)
-        cont = self.kde.evaluate(x) if self.kde is not None else np.zeros_like(x)
-        return x, (cont + self.floor) / (1.0 + self.floor)
+        positive = ((1.0 - self.p_zero) + self.floor) / (1.0 + self.floor)
+        return x, self._continuous(x) / positive
+
+    def with_floor(self, floor: float) -> DistanceDensity:
+        """The same class model with another uniform floor."""
+        return replace(self, floor=float(floor))
 
 
 def fit_distance_density(
@@ -378,7 +392,11 @@ def fit_distance_density(
         contribute: ``floor = floor_records / (sqrt(2 pi) * h * n_pos)``. A
         stretch of distances where one class has a few records and the other
         none then gets a density ratio near 1, not thousands: estimation noise
-        in the tails does not outrank an exact copy (METHODS.md §1.2). The
+        in the tails does not outrank an exact copy (METHODS.md §1.2). In
+        :func:`fit_posterior` both classes get the larger of their two floors,
+        so that far from every record the posterior is exactly the prior (with
+        a floor per class it tended to the ratio of the two floors, i.e. of
+        the bandwidths: P = 0.61 to 0.66 at large distances, issue 9). The
         default, 10, is small in density terms (0.1 for 8,000 distances at
         h = 0.005, against peaks of 20 to 50) and was chosen on UCI Adult
         with 5 % of the members copied into an otherwise independent
@@ -503,8 +521,9 @@ def fit_posterior(
     """
     p = _check_prior(prior)
     kw = {"bandwidth": bandwidth, "scale": scale, "floor_records": floor_records, "grid_size": grid_size}
-    return MembershipPosterior(
-        members=fit_distance_density(d_members, **kw),
-        non_members=fit_distance_density(d_non_members, zero_pseudo_count=non_member_zero_pseudo_count, **kw),
-        prior=p,
-    )
+    members = fit_distance_density(d_members, **kw)
+    non_members = fit_distance_density(d_non_members, zero_pseudo_count=non_member_zero_pseudo_count, **kw)
+    # One floor for both classes (the larger): where both kernel estimates vanish the
+    # ratio is then exactly 1 and P(member | d) the prior (METHODS.md §1.2).
+    floor = max(members.floor, non_members.floor)
+    return MembershipPosterior(members=members.with_floor(floor), non_members=non_members.with_floor(floor), prior=p)

@@ -11,7 +11,11 @@ One call, :func:`audit_synthetic`, runs the whole audit on the same attack set:
 3. the *realistic attack* (KDEs fitted on auxiliary records pseudo-labelled by a
    distance quantile; without an auxiliary table a disjoint part of the holdout
    plays that role and is left out of the attack set);
-4. the hard-label baseline "Method 1" (member iff d < tau).
+4. the hard-label baseline "Method 1" (member iff d < tau);
+5. the overlaps between the tables (rows of one repeated verbatim in another)
+   and a one-sided Fisher exact test of whether the synthetic table copies
+   training rows more often than holdout rows (:class:`CopyTest`). A holdout
+   that mostly repeats the training table is refused.
 
 :func:`rescore` re-fits only the 1-D densities for a new bandwidth or prior; the
 distances are reused, so the dashboard's sliders answer at once.
@@ -25,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from audit_core import distance as gower
 from audit_core.density import BANDWIDTH_RULES, ZERO_TOL, MembershipPosterior, fit_posterior
@@ -35,13 +40,18 @@ from audit_core.tables import AlignedTables, ColumnTypes, align_tables, infer_co
 
 __all__ = [
     "ATTACK_LABELS",
+    "COPY_TEST_ALPHA",
     "RECORD_COLUMNS",
+    "CopyTest",
     "DistanceThreshold",
+    "Overlap",
     "SyntheticAudit",
     "audit_synthetic",
+    "copy_test",
     "exposed_records",
     "record_comparison",
     "rescore",
+    "table_overlaps",
 ]
 
 #: Columns of :attr:`SyntheticAudit.records`, in order (the CLI's ``--records`` CSV).
@@ -68,6 +78,170 @@ _EPS = 1e-6  # added to distances before taking logs in the density-ratio score
 
 MIN_PER_CLASS = 20
 """Fewest members (and non-members, and auxiliary records) an audit accepts."""
+
+COPY_TEST_ALPHA = 0.05
+"""Level of the one-sided Fisher exact test on exact copies (:class:`CopyTest`)."""
+
+HOLDOUT_OVERLAP_REFUSED = 0.5
+"""A holdout with at least this share of its rows repeated verbatim in the training table is refused."""
+
+_HOLDOUT_OVERLAP_ALPHA = 0.001  # level of the "more holdout rows in train than chance" flag
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """How many rows of one table appear verbatim (every compared column equal) in another.
+
+    Attributes
+    ----------
+    table, other : str
+        Roles, e.g. ``"holdout"`` in ``"train"``.
+    rows : int
+        Rows of ``table`` that have an identical row in ``other``.
+    of : int
+        Rows of ``table``.
+    """
+
+    table: str
+    other: str
+    rows: int
+    of: int
+
+    @property
+    def share(self) -> float:
+        """``rows / of``."""
+        return self.rows / self.of if self.of else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """``rows``, ``of``, ``share``."""
+        return {"rows": self.rows, "of": self.of, "share": self.share}
+
+
+@dataclass(frozen=True)
+class CopyTest:
+    """Do training rows appear verbatim in the synthetic table more often than holdout rows?
+
+    Counts over the *whole* training and holdout tables (not only the attack
+    set): ``train_copies`` of the ``n_train`` training rows and
+    ``holdout_copies`` of the ``n_holdout`` holdout rows have an identical row
+    in the synthetic table. Holdout rows show how often a record occurs in the
+    synthetic table by chance (tables with few columns have natural
+    duplicates). ``p_value`` is the one-sided Fisher exact test of the 2 x 2
+    table (copied or not, training or holdout) against "training rows are
+    copied no more often than holdout rows": exact under the null that the
+    split into training and holdout was random and the generator did not copy
+    (given the tables, the number of copied training rows is then
+    hypergeometric, whatever the natural duplicates). ``excess`` is
+    ``p_value < alpha``.
+    """
+
+    train_copies: int
+    n_train: int
+    holdout_copies: int
+    n_holdout: int
+    p_value: float
+    alpha: float = COPY_TEST_ALPHA
+
+    @property
+    def train_rate(self) -> float:
+        """Share of training rows copied verbatim."""
+        return self.train_copies / self.n_train if self.n_train else 0.0
+
+    @property
+    def holdout_rate(self) -> float:
+        """Share of holdout rows that occur verbatim (the chance rate)."""
+        return self.holdout_copies / self.n_holdout if self.n_holdout else 0.0
+
+    @property
+    def excess(self) -> bool:
+        """True when the excess of training copies is unlikely by chance (``p_value < alpha``)."""
+        return self.p_value < self.alpha
+
+    def to_json(self) -> dict[str, Any]:
+        """Counts, rates, the test and its p-value."""
+        return {
+            "train_copies": self.train_copies,
+            "n_train": self.n_train,
+            "train_rate": self.train_rate,
+            "holdout_copies": self.holdout_copies,
+            "n_holdout": self.n_holdout,
+            "holdout_rate": self.holdout_rate,
+            "test": "one-sided Fisher exact test: training rows copied more often than holdout rows",
+            "p_value": self.p_value,
+            "alpha": self.alpha,
+            "excess": self.excess,
+        }
+
+
+def _fisher_greater(a: int, n_a: int, b: int, n_b: int) -> float:
+    """One-sided Fisher exact p-value that ``a / n_a`` exceeds ``b / n_b``."""
+    if a == 0:
+        return 1.0
+    return float(stats.fisher_exact([[a, n_a - a], [b, n_b - b]], alternative="greater").pvalue)
+
+
+def _row_keys(frame: pd.DataFrame, types: ColumnTypes) -> np.ndarray:
+    """One 64-bit hash per row over the compared columns (numbers as float64, -0.0 as 0.0)."""
+    parts = {f"n{i}": pd.to_numeric(frame[c], errors="coerce").astype("float64") + 0.0 for i, c in enumerate(types.numeric)}
+    parts |= {f"c{i}": frame[c].astype(object) for i, c in enumerate(types.categorical)}
+    return pd.util.hash_pandas_object(pd.DataFrame(parts), index=False).to_numpy()
+
+
+def table_overlaps(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> dict[str, Overlap]:
+    """Rows of each table repeated verbatim in each other one (METHODS.md §1, issue 10).
+
+    Parameters
+    ----------
+    frames : mapping of str to pandas.DataFrame
+        Aligned tables by role (``train``, ``holdout``, ``synthetic``, optionally
+        ``auxiliary``).
+    types : ColumnTypes
+        The compared columns; two rows are the same when all of them are equal
+        (missing equals missing).
+
+    Returns
+    -------
+    dict of str to Overlap
+        Keyed ``"<table>_in_<other>"``: ``train_in_synthetic``,
+        ``holdout_in_synthetic``, ``holdout_in_train``, and with an auxiliary
+        table ``auxiliary_in_synthetic``, ``auxiliary_in_train``,
+        ``auxiliary_in_holdout``; plus ``train_in_train``: training rows with a
+        duplicate elsewhere in the training table (the natural duplicate rate).
+    """
+    keys = {name: _row_keys(df, types) for name, df in frames.items()}
+    pairs = [("train", "synthetic"), ("holdout", "synthetic"), ("holdout", "train")]
+    if "auxiliary" in keys:
+        pairs += [("auxiliary", "synthetic"), ("auxiliary", "train"), ("auxiliary", "holdout")]
+    out = {
+        f"{a}_in_{b}": Overlap(a, b, int(np.isin(keys[a], keys[b]).sum()), int(keys[a].size)) for a, b in pairs
+    }
+    train = keys["train"]
+    out["train_in_train"] = Overlap("train", "train", int(pd.Series(train).duplicated(keep=False).sum()), int(train.size))
+    return out
+
+
+def copy_test(overlaps: Mapping[str, Overlap], *, alpha: float = COPY_TEST_ALPHA) -> CopyTest:
+    """The exact-copy test from the overlaps of the training and holdout tables with the synthetic one."""
+    tr, ho = overlaps["train_in_synthetic"], overlaps["holdout_in_synthetic"]
+    p = _fisher_greater(tr.rows, tr.of, ho.rows, ho.of)
+    return CopyTest(train_copies=tr.rows, n_train=tr.of, holdout_copies=ho.rows, n_holdout=ho.of, p_value=p, alpha=alpha)
+
+
+def _check_holdout(overlaps: Mapping[str, Overlap]) -> str | None:
+    """Refuse a holdout that is mostly the training table; a sentence when it repeats more than chance."""
+    ho, dup = overlaps["holdout_in_train"], overlaps["train_in_train"]
+    if ho.share >= HOLDOUT_OVERLAP_REFUSED:
+        raise InputError(
+            f"{ho.rows:,} of the {ho.of:,} holdout rows also appear verbatim in the training table: the holdout must "
+            "hold records the generator never saw (non-members); give a holdout disjoint from the training table."
+        )
+    if ho.rows and _fisher_greater(ho.rows, ho.of, dup.rows, dup.of) < _HOLDOUT_OVERLAP_ALPHA:
+        return (
+            f"{ho.rows:,} of the {ho.of:,} holdout rows ({100 * ho.share:.1f} %) also appear verbatim in the training "
+            f"table, more than the training table's own duplicate rate ({100 * dup.share:.1f} %) explains: if they are "
+            "the same people they are members, and the audit understates the risk."
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -132,6 +306,13 @@ class SyntheticAudit:
         Column types used for the distance.
     warnings : tuple of str
         Notes on the input (dropped columns, small samples...).
+    copy_test : CopyTest or None
+        Exact copies of the whole training and holdout tables in the synthetic
+        table, with the one-sided Fisher exact test.
+    overlaps : dict of str to Overlap
+        Rows repeated verbatim between the tables (:func:`table_overlaps`).
+    holdout_flag : str or None
+        A sentence when the holdout repeats training rows more often than chance.
     frames : dict of str to pandas.DataFrame
         The aligned train, holdout and synthetic tables (for the exposed-records view).
     encoding : GowerEncoding or None
@@ -152,6 +333,9 @@ class SyntheticAudit:
     settings: dict[str, Any]
     types: ColumnTypes
     warnings: tuple[str, ...] = ()
+    copy_test: CopyTest | None = None
+    overlaps: dict[str, Overlap] = field(default_factory=dict)
+    holdout_flag: str | None = None
     frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     encoding: gower.GowerEncoding | None = field(default=None, repr=False)
 
@@ -211,7 +395,8 @@ class SyntheticAudit:
                 "distance_threshold_realistic": self.distance_threshold_realistic.to_json(),
                 **extra,
             },
-            "exact_copies": self.exact_copies,
+            "exact_copies": {**self.exact_copies, **(self.copy_test.to_json() if self.copy_test else {})},
+            "overlaps": {k: v.to_json() for k, v in self.overlaps.items()},
             "median_distance": {
                 "members": float(np.median(d[member])),
                 "non_members": float(np.median(d[~member])),
@@ -422,6 +607,11 @@ def audit_synthetic(
     )
     warnings = list(aligned.warnings)
     tr, ho, sy = aligned["train"], aligned["holdout"], aligned["synthetic"]
+    overlaps = table_overlaps({name: aligned[name] for name in frames_in}, aligned.types)
+    holdout_flag = _check_holdout(overlaps)
+    if holdout_flag:
+        warnings.append(holdout_flag)
+    copies = copy_test(overlaps)
 
     # Auxiliary records: the given table, or a disjoint part of the holdout.
     ho_rows = np.arange(len(ho))
@@ -528,6 +718,9 @@ def audit_synthetic(
         settings=settings,
         types=aligned.types,
         warnings=tuple(warnings),
+        copy_test=copies,
+        overlaps=overlaps,
+        holdout_flag=holdout_flag,
         frames={"train": tr, "holdout": ho, "synthetic": sy},
         encoding=encoder,
     )

@@ -9,9 +9,11 @@ import streamlit as st
 
 from audit_core.errors import InputError
 from audit_core.plots.synthetic import (
+    REALISTIC_NOT_CALIBRATED,
     build_report,
     distance_figure,
     exposed_table_for_display,
+    overlaps_table,
     p_member_figure,
     risk_level,
     roc_figure,
@@ -306,9 +308,18 @@ st.plotly_chart(roc_figure(audit), width="stretch")
 c1, c2 = st.columns(2)
 c1.plotly_chart(p_member_figure(audit, attack="true_distribution"), width="stretch")
 c2.plotly_chart(p_member_figure(audit, attack="realistic"), width="stretch")
+c2.caption(REALISTIC_NOT_CALIBRATED)
 st.plotly_chart(distance_figure(audit), width="stretch")
 
 _exposed(audit)
+
+if audit.overlaps:
+    with st.expander("Rows repeated verbatim between the tables"):
+        st.caption(
+            "Two rows are the same when every compared column is equal. Holdout rows found in the synthetic table show "
+            "how often a record appears there by chance; the verdict's exact-copy test compares the training rows with them."
+        )
+        st.dataframe(overlaps_table(audit), hide_index=True, width="stretch")
 
 st.subheader("Downloads")
 report_downloads(build_report(audit, inputs=result["inputs"]), records=audit.records, key="synthetic")

@@ -24,11 +24,14 @@ from audit_core.report import InputSummary, Report
 from audit_core.synthetic import ATTACK_LABELS, SyntheticAudit, exposed_records
 
 __all__ = [
+    "VERDICT_ATTACKS",
     "build_report",
     "distance_figure",
+    "overlaps_table",
     "p_member_figure",
     "risk_level",
     "roc_figure",
+    "strongest_attack",
     "verdict",
 ]
 
@@ -89,16 +92,34 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
     return apply_layout(fig, title=title)
 
 
+#: What the realistic attack's probabilities are, in words (issue 9: they look like certainties).
+REALISTIC_NOT_CALIBRATED = (
+    "These probabilities rank records; they are not calibrated. The realistic attacker's labels are pseudo-labels "
+    "(the auxiliary records closest to the synthetic table are called members), so a record below that cut gets a P "
+    "near 1 whether or not it was in the training data."
+)
+
+
 def p_member_figure(audit: SyntheticAudit, *, attack: str = "true_distribution") -> go.Figure:
-    """Histograms of ``P(member | d)`` for members and non-members under one attack."""
+    """Histograms of ``P(member | d)`` for members and non-members under one attack.
+
+    The realistic attack's figure says in words that its probabilities rank
+    records and are not calibrated (:data:`REALISTIC_NOT_CALIBRATED`).
+    """
     p = audit.records[_P_COLUMN[attack]].to_numpy()
     member = audit.records["is_member"].to_numpy(dtype=bool)
-    return group_histogram(
+    title = f"P(member | d): {ATTACK_LABELS[attack]}"
+    if attack == "realistic":
+        title += "<br><sup>ranks records, not calibrated: its labels are pseudo-labels</sup>"
+    fig = group_histogram(
         {"members": p[member], "non-members": p[~member]},
-        title=f"P(member | d): {ATTACK_LABELS[attack]}",
-        x_title="P(member | distance)",
+        title=title,
+        x_title="P(member | distance)" + (" (a rank, not a probability)" if attack == "realistic" else ""),
         nbins=40,
     )
+    if attack == "realistic":
+        fig.update_layout(margin={"t": 70})
+    return fig
 
 
 def roc_figure(audit: SyntheticAudit) -> go.Figure:
@@ -126,54 +147,98 @@ RISK_HEADLINES = {
     "low": "No measurable membership risk at this sample size.",
 }
 
+#: Attacks whose TPR at 1 % FPR feeds the verdict (every scored attack the page shows).
+VERDICT_ATTACKS = ("true_distribution", "realistic", "domias")
+
+
+def _verdict_attacks(audit: SyntheticAudit) -> list[str]:
+    return [k for k in VERDICT_ATTACKS if k in audit.attacks]
+
+
+def strongest_attack(audit: SyntheticAudit) -> str:
+    """The attack with the highest lower confidence bound of its TPR at 1 % FPR (ties: the higher TPR)."""
+    return max(
+        _verdict_attacks(audit),
+        key=lambda k: (audit.attacks[k].tpr_at_fpr[_LOW_FPR].ci_low, audit.attacks[k].tpr_at_fpr[_LOW_FPR].tpr),
+    )
+
 
 def risk_level(audit: SyntheticAudit) -> str:
-    """``"high"``, ``"elevated"`` or ``"low"``: the rule behind :func:`verdict`."""
-    att = audit.attacks["true_distribution"]
-    low = att.tpr_at_fpr[_LOW_FPR]
+    """``"high"``, ``"elevated"`` or ``"low"``: the rule behind :func:`verdict`.
+
+    High when the exact-copy test finds more training rows copied verbatim than
+    chance explains (:class:`~audit_core.synthetic.CopyTest`, one-sided Fisher
+    exact test at 5 %), or when the lower end of the 95 % interval of any
+    attack's TPR at 1 % FPR exceeds three times the FPR; elevated when it
+    exceeds twice the FPR or any attack's AUC exceeds 0.6. Every attack the
+    page shows (true-distribution, realistic, density ratio) counts.
+    """
     fpr = float(_LOW_FPR)
-    copies = audit.exact_copies
-    extra = copies["members"] - copies["non_members"]
-    if low.ci_low > 3 * fpr or extra > max(2, 0.005 * audit.n_members):
+    low = audit.attacks[strongest_attack(audit)].tpr_at_fpr[_LOW_FPR]
+    test = audit.copy_test
+    if (test is not None and test.excess) or low.ci_low > 3 * fpr:
         return "high"
-    if low.ci_low > 2 * fpr or att.auc > 0.6:
+    if low.ci_low > 2 * fpr or max(audit.attacks[k].auc for k in _verdict_attacks(audit)) > 0.6:
         return "elevated"
     return "low"
+
+
+def _p(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-4 else "< 0.0001"
+
+
+def _copies_sentences(audit: SyntheticAudit, level: str) -> tuple[str, str]:
+    """The headline (with the count when copies drive it) and the sentence on exact copies."""
+    test = audit.copy_test
+    headline = RISK_HEADLINES[level]
+    if test is None or not test.train_copies:
+        return headline, ""
+    counts = (
+        f"{test.train_copies:,} of the {test.n_train:,} training rows appear verbatim in the synthetic table, "
+        f"against {test.holdout_copies:,} of the {test.n_holdout:,} holdout rows"
+    )
+    if test.excess:
+        return (
+            f"{headline[:-1]}: {counts}.",
+            f"More copies than chance explains (one-sided Fisher exact test, p = {_p(test.p_value)}): "
+            "each copied row discloses a training record outright.",
+        )
+    chance = f"no more than chance (one-sided Fisher exact test, p = {_p(test.p_value)})."
+    return headline, f"{counts[0].upper()}{counts[1:]}: {chance}"
 
 
 def verdict(audit: SyntheticAudit) -> str:
     """A plain-language verdict a data steward can read aloud.
 
-    Judged on the true-distribution attack (the worst case) at 1 % FPR: the
-    risk is called high when the lower end of the TPR's 95 % interval is more
-    than three times the FPR (or when clearly more members than non-members
-    have exact copies), elevated when it is more than twice the FPR or the AUC
-    exceeds 0.6, and otherwise not measurable at this sample size. The margin
-    of two (not one) allows for the threshold being read off the same
-    non-members whose FPR it sets, which the TPR's interval does not cover.
-    Exact copies are always named.
+    Driven by :func:`risk_level`: verbatim training copies beyond chance (the
+    count is in the first sentence), and every attack's TPR at 1 % FPR (the
+    strongest is quoted; the realistic attacker's too). The margin of two
+    (elevated) and three (high) times the FPR allows for the threshold being
+    read off the same non-members whose FPR it sets. Exact copies are always
+    named, and a holdout that repeats training rows is flagged.
     """
-    att = audit.attacks["true_distribution"]
-    real = audit.attacks["realistic"]
-    low = att.tpr_at_fpr[_LOW_FPR]
-    copies = audit.exact_copies
-    n_m = audit.n_members
+    level = risk_level(audit)
     fpr = float(_LOW_FPR)
-    parts: list[str] = [RISK_HEADLINES[risk_level(audit)]]
-    if copies["members"]:
-        parts.append(
-            f"{copies['members']} of the {n_m} audited training records appear verbatim in the synthetic table "
-            f"(against {copies['non_members']} of the {audit.n_non_members} non-members, which shows how often such "
-            "records occur by chance)."
-        )
+    name = strongest_attack(audit)
+    att = audit.attacks[name]
+    low = att.tpr_at_fpr[_LOW_FPR]
+    true = audit.attacks["true_distribution"]
+    real = audit.attacks["realistic"]
+    headline, copies = _copies_sentences(audit, level)
+    parts: list[str] = [headline]
+    if copies:
+        parts.append(copies)
+    if audit.holdout_flag:
+        parts.append(audit.holdout_flag)
     parts.append(
-        f"An attacker who knows the distance distributions flags {_pct(low.tpr)} of the training records "
+        f"The strongest attack at low FPR, {ATTACK_LABELS[name]}, flags {_pct(low.tpr)} of the training records "
         f"(95 % interval {_pct(low.ci_low)} to {_pct(low.ci_high)}) while wrongly flagging {_pct(low.achieved_fpr)} "
-        f"of the non-members; chance would flag {_pct(fpr)}. "
-        f"A realistic attacker with only auxiliary data flags {_pct(real.tpr_at_fpr[_LOW_FPR].tpr)}."
+        f"of the non-members; chance would flag {_pct(fpr)}."
     )
+    if name != "realistic":
+        parts.append(f"A realistic attacker with only auxiliary data flags {_pct(real.tpr_at_fpr[_LOW_FPR].tpr)}.")
     parts.append(
-        f"Averages say little here: accuracy at P >= 0.5 is {_pct(att.accuracy)} and AUC {att.auc:.3f}, "
+        f"Averages say little here: accuracy at P >= 0.5 is {_pct(true.accuracy)} and AUC {true.auc:.3f}, "
         "yet the log-ROC and the table of most exposed records show whether a few individuals stand out."
     )
     if not low.supported:
@@ -192,7 +257,21 @@ LIMITS = [
     "A result of 'no measurable risk' is evidence at this sample size, not proof: TPR at FPR alpha needs at least "
     "10/alpha non-members to be measured at all.",
     "Gower distance weights every compared column equally unless weights are given; identifier-like columns should be left out.",
+    "The realistic attack's P(member | d) ranks records but is not calibrated: its labels are pseudo-labels, so a record "
+    "closer than the cut gets a P near 1 whether or not it was a member.",
+    "Exact copies are counted over the whole training and holdout tables (every compared column equal, missing equal to "
+    "missing); the one-sided Fisher exact test assumes the split into training and holdout was random.",
 ]
+
+
+def overlaps_table(audit: SyntheticAudit) -> pd.DataFrame:
+    """The overlaps between the tables, for display: one row per pair, with counts and shares."""
+    names = {"train": "training", "holdout": "holdout", "auxiliary": "auxiliary", "synthetic": "synthetic"}
+    rows = []
+    for key, o in audit.overlaps.items():
+        what = "duplicated within the training table" if key == "train_in_train" else f"also in the {names[o.other]} table"
+        rows.append({"rows of": names[o.table], "that are": what, "rows": o.rows, "of": o.of, "share": round(o.share, 4)})
+    return pd.DataFrame(rows, columns=["rows of", "that are", "rows", "of", "share"])
 
 
 def build_report(
@@ -222,6 +301,8 @@ def build_report(
         ("P(member | d), realistic attack", p_member_figure(audit, attack="realistic")),
     ]
     tables = [(f"The {top_k} most exposed training records", exposed_records(audit, k=top_k, members_only=True))]
+    if audit.overlaps:
+        tables.append(("Rows repeated verbatim between the tables", overlaps_table(audit)))
     settings = dict(audit.settings)
     settings["auxiliary_source"] = audit.auxiliary_source
     settings["numeric columns"] = ", ".join(audit.types.numeric)

@@ -53,8 +53,17 @@ def test_leaky_sample_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     page = html.read_text()
     assert page.startswith("<!DOCTYPE html>")
     assert "most exposed" in page
+    copies = summary["exact_copies"]
+    assert copies["train_copies"] == 205  # make_samples.py copied 200 training rows; 5 more occur by chance
+    assert copies["holdout_copies"] == 4
+    assert copies["excess"]
+    assert copies["p_value"] < 1e-40
+    assert copies["test"].startswith("one-sided Fisher exact test")
+    assert summary["overlaps"]["train_in_synthetic"]["rows"] == 205
+    assert {"holdout_in_train", "auxiliary_in_train", "auxiliary_in_synthetic"} <= set(summary["overlaps"])
     out = capsys.readouterr().out
-    assert "UNSAFE" in out
+    assert "UNSAFE to release as it is: 205 of the 2,000 training rows appear verbatim" in out
+    assert "verbatim copies 205 of 2000 training rows" in out.splitlines()[0]
 
 
 def test_parquet_inputs_and_column_flags(tmp_path: Path) -> None:
@@ -126,6 +135,15 @@ def test_bad_flags_exit_2_with_one_line(flags: list[str], match: str, tmp_path: 
     assert rc == 2
     assert len(err.splitlines()) == 1
     assert match in err
+
+
+def test_one_file_as_train_holdout_and_synthetic_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    same = ADULT / "train.csv"
+    rc = main(_args(train=same, holdout=same, synthetic=same))
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert len(err.splitlines()) == 1
+    assert "2,000 of the 2,000 holdout rows also appear verbatim in the training table" in err
 
 
 def test_module_entry_point_exit_code(tmp_path: Path) -> None:

@@ -94,6 +94,28 @@ def test_floor_keeps_tail_noise_near_the_prior() -> None:
     assert np.all((p >= 0.0) & (p <= 1.0))
 
 
+@pytest.mark.parametrize("prior", [0.5, 0.2])
+@pytest.mark.parametrize("zero_share", [0.0, 0.1])
+def test_posterior_is_the_prior_far_outside_both_samples(prior: float, zero_share: float) -> None:
+    # Members concentrated near 0 (small bandwidth, some exact copies), non-members spread
+    # wider (a larger bandwidth): the two floors used to differ, and far out P(member | d)
+    # tended to their ratio (0.61-0.66 in issue 9), not to the prior.
+    rng = np.random.default_rng(11)
+    n_zero = int(zero_share * 2000)
+    members = np.r_[np.zeros(n_zero), 0.3 * rng.beta(2, 20, size=2000 - n_zero)]
+    non_members = 0.5 * rng.beta(3, 12, size=2000)
+    far = np.linspace(max(members.max(), non_members.max()) + 0.1, 1.0, 50)
+    post = fit_posterior(members, non_members, prior=prior)
+    assert np.all(np.abs(post.p_member(far) - prior) <= 0.02)
+    # The realistic attack's shape: pseudo-members are the closest half, pseudo-non-members
+    # the farthest (no exact copies by construction).
+    d = rng.beta(2, 14, size=4000)
+    cut = np.median(d)
+    real = fit_posterior(d[d <= cut], d[d > cut], prior=prior, non_member_zero_pseudo_count=0.0)
+    far = np.linspace(d.max() + 0.1, 1.0, 50)
+    assert np.all(np.abs(real.p_member(far) - prior) <= 0.02)
+
+
 def test_disjoint_supports_give_certain_but_finite_answers() -> None:
     post = fit_posterior(np.full(100, 0.05), np.full(100, 0.95), bandwidth=0.005, floor_records=0.0)
     p = post.p_member([0.05, 0.5, 0.95])
