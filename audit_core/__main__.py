@@ -8,13 +8,21 @@ calls the dashboard makes, so anything the dashboard shows can be reproduced her
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from audit_core.errors import InputError
+from audit_core.limits import CLI_BOUNDS
+from audit_core.outputs import check_outputs, write_output
 from audit_core.report import Report, to_json_text
+
+OUTPUT_DESTS = {"json", "html", "pdf", "records", "out"}
+"""Flags (argparse ``dest``) that name files the command writes. Every subcommand's outputs are
+checked by :func:`check_arguments` before the audit starts; a new output flag is added here."""
 
 
 def _csv_list(text: str | None) -> tuple[str, ...]:
@@ -32,25 +40,17 @@ def _epsilon(text: str) -> float:
 def write_json(path: str | None, payload: dict[str, Any]) -> None:
     """Write the JSON summary (to a temporary name first: nothing half-written)."""
     if path:
-        _atomic_write(Path(path), to_json_text(payload))
+        write_output(path, to_json_text(payload), flag="--json")
 
 
 def write_report(args: argparse.Namespace, report: Report) -> None:
     """Write the report as self-contained HTML (``--html``) and/or PDF (``--pdf``)."""
-    if args.html or args.pdf:
-        _atomic_write(Path(args.html), report.to_html())
+    if args.html:
+        write_output(args.html, report.to_html(), flag="--html")
     if args.pdf:
-        tmp = Path(args.pdf).with_name(Path(args.pdf).name + ".partial")
-        report.to_pdf(tmp)
-        tmp.replace(args.pdf)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    if path.parent and not path.parent.exists():
-        raise InputError(f"The output folder {path.parent} does not exist.")
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+        with tempfile.TemporaryDirectory() as tmp:
+            pdf = report.to_pdf(Path(tmp) / "report.pdf").read_bytes()
+        write_output(args.pdf, pdf, flag="--pdf")
 
 
 def _progress_to_stderr(quiet: bool):
@@ -61,7 +61,10 @@ def _progress_to_stderr(quiet: bool):
         step = int(fraction * 10)
         if not quiet and step != last[0]:
             last[0] = step
-            print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
+            try:
+                print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
+            except OSError:  # stderr closed (piped into head): progress is optional, the audit goes on
+                last[0] = 99
 
     return progress
 
@@ -92,9 +95,6 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
         numeric=_csv_list(args.numeric),
         ignore=_csv_list(args.ignore),
     )
-    for out in (args.json, args.records, args.html, args.pdf):  # refuse a bad output path before the long work
-        if out and not Path(out).resolve().parent.is_dir():
-            raise InputError(f"The output folder {Path(out).parent} does not exist.")
     audit = audit_synthetic(
         tables["train"],
         tables["holdout"],
@@ -106,9 +106,11 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=_progress_to_stderr(args.quiet),
     )
+    for warning in audit.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     write_json(args.json, audit.to_json())
     if args.records:
-        _atomic_write(Path(args.records), audit.records[list(RECORD_COLUMNS)].to_csv(index=False))
+        write_output(args.records, audit.records[list(RECORD_COLUMNS)].to_csv(index=False), flag="--records")
     if args.html or args.pdf:
         inputs = [describe_input(name, df) for name, df in tables.items()]
         write_report(args, build_report(audit, inputs=inputs))
@@ -133,8 +135,6 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     suffix = out.suffix.lower()
     if suffix not in {".csv", ".parquet"}:
         raise InputError(f"The output file {out.name} must end in .csv or .parquet.")
-    if out.parent and not out.parent.exists():
-        raise InputError(f"The output folder {out.parent} does not exist.")
     if args.generator not in GENERATORS:
         raise InputError(f"Unknown generator '{args.generator}'; choose one of {', '.join(GENERATORS)}.")
     if args.generator == "population":
@@ -152,12 +152,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     generator = make_generator(args.generator, **params)
     generator.fit(train, types=types, seed=args.seed, progress=_progress_to_stderr(args.quiet))
     synthetic = generator.sample(args.rows, seed=args.seed)
-    tmp = out.with_name(out.name + ".partial")
-    if suffix == ".csv":
-        synthetic.to_csv(tmp, index=False)
-    else:
-        synthetic.to_parquet(tmp, index=False)
-    tmp.replace(out)
+    write_output(out, synthetic.to_csv(index=False) if suffix == ".csv" else synthetic.to_parquet(index=False), flag="--out")
     if not args.quiet:
         print(f"wrote {len(synthetic):,} synthetic rows to {out}", file=sys.stderr)
     return 0
@@ -170,9 +165,6 @@ def _cmd_lira(args: argparse.Namespace) -> int:
     from audit_core.plots.lira import build_report, verdict
     from audit_core.tables import read_table
 
-    for out in (args.json, args.html, args.pdf):  # refuse a bad output path before the long work
-        if out and not Path(out).resolve().parent.is_dir():
-            raise InputError(f"The output folder {Path(out).parent} does not exist.")
     data = read_table(args.data, name=Path(args.data).name)
     check_lira_settings(len(data), n_models=args.models, fpr=args.fpr)  # bad M / alpha: one line, before training
     result = run_lira(
@@ -227,16 +219,9 @@ def _cmd_fabrication(args: argparse.Namespace) -> int:
     from audit_core.plots.fabrication import build_report, verdict
     from audit_core.report import describe_input
 
-    for out in (args.json, args.html, args.pdf):  # refuse a bad output path before the long work
-        if out and not Path(out).resolve().parent.is_dir():
-            raise InputError(f"The output folder {Path(out).parent} does not exist.")
     if args.epsilon is None:
         args.epsilon = DEFAULT_EPSILON.get(args.dataset or "digits", 8 / 255)
     check_epsilon(args.epsilon)
-    if args.steps < 1:
-        raise InputError(f"--steps must be at least 1; got {args.steps}.")
-    if args.lam <= 0:
-        raise InputError(f"--lambda must be positive; got {args.lam:g}.")
     if args.images and args.dataset:
         raise InputError("Give either --images (your own data) or --dataset (a bundled one), not both.")
     if args.model and not args.images:
@@ -276,7 +261,15 @@ def _cmd_fabrication(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- parser
 class _Parser(argparse.ArgumentParser):
-    """argparse with the contract's error format: one line on stderr, exit 2."""
+    """argparse with the contract's error format (one line on stderr, exit 2) and ``--quiet`` everywhere.
+
+    Every subcommand is made by this class, so ``--quiet`` works before or after the
+    subcommand's name without each subcommand declaring it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress lines on stderr")
 
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
@@ -285,7 +278,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m audit_core", description="Membership-risk audits, headless.")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("tabular", help="membership risk of a synthetic table (METHODS.md §1)")
@@ -359,14 +351,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[command]
+    raise KeyError(command)  # pragma: no cover - every parser here has subcommands
+
+
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Checks every subcommand goes through before its handler runs (nothing is read or computed yet).
+
+    Each setting named in :data:`audit_core.limits.CLI_BOUNDS` is within its bound, and
+    the output paths (:data:`OUTPUT_DESTS`) can be written and are none of the input
+    files (:func:`audit_core.outputs.check_outputs`).
+    """
+    outputs: dict[str, str | None] = {}
+    inputs: list[str] = []
+    for action in _subparser(parser, args.command)._actions:
+        if not action.option_strings or action.dest not in vars(args):
+            continue
+        flag, value = action.option_strings[-1], getattr(args, action.dest)
+        if value is None:
+            continue
+        if action.dest in CLI_BOUNDS:
+            CLI_BOUNDS[action.dest].check(value, name=flag)
+        if action.dest in OUTPUT_DESTS:
+            outputs[flag] = value
+        elif isinstance(value, str):
+            inputs.append(value)
+    check_outputs(outputs, inputs)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; return the exit status (0 done, 2 bad input with one line on stderr)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.quiet = getattr(args, "quiet", False)
     try:
-        return int(args.handler(args) or 0)
+        check_arguments(parser, args)
+        status = int(args.handler(args) or 0)
+        sys.stdout.flush()
+        return status
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout went away (``| head``): results are written, stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

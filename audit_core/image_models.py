@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import math
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,12 +26,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from audit_core import limits
 from audit_core.errors import InputError
 from audit_core.runtime import ProgressFn, as_progress, pick_device
 
 BUNDLED_DATASETS = ("digits", "mnist")
 ARCHITECTURES = ("small_cnn", "resnet18")
-MAX_IMAGES = 200_000
+MAX_IMAGES = limits.MAX_IMAGES
 
 
 # ---------------------------------------------------------------------------
@@ -101,28 +103,47 @@ def validate_images(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Check and normalise images and labels; return (images NCHW float32, labels, n_classes).
 
+    The sizes are bounded in :mod:`audit_core.limits` (images, side, classes), each
+    checked before any copy of the data is made.
+
     Raises
     ------
     InputError
-        Different lengths, non-integer or out-of-range labels, non-finite pixels,
-        pixels outside [0, 1], fewer than 20 images.
+        Different lengths, scalar or non-integer or out-of-range labels, non-finite
+        pixels, pixels outside [0, 1], too few or too many images, images smaller
+        or larger than the side bounds, more classes than supported.
     """
     images = np.asarray(images)
     labels = np.asarray(labels)
     if images.dtype == object or labels.dtype == object:
         raise InputError("Images and labels must be numeric arrays, not Python objects.")
-    if images.shape[0] != labels.shape[0] or labels.ndim != 1:
+    if labels.ndim != 1:
         raise InputError(
-            f"There are {images.shape[0]} images but {labels.shape[0] if labels.ndim else 0} labels; "
-            "give exactly one integer label per image."
+            f"The labels have shape {labels.shape}; give them as a flat list with one integer label per image."
         )
-    if images.shape[0] < 20:
-        raise InputError(f"Only {images.shape[0]} images were given; the audit needs at least 20.")
-    if images.shape[0] > MAX_IMAGES:
-        raise InputError(f"{images.shape[0]} images is over the limit of {MAX_IMAGES}; upload a sample.")
-    if not np.issubdtype(images.dtype, np.number):
+    if images.ndim == 0 or images.shape[0] != labels.shape[0]:
+        n_img = images.shape[0] if images.ndim else 0
+        raise InputError(f"There are {n_img} images but {labels.shape[0]} labels; give exactly one integer label per image.")
+    if images.shape[0] < limits.MIN_IMAGES:
+        raise InputError(f"Only {images.shape[0]} images were given; the audit needs at least {limits.MIN_IMAGES}.")
+    if images.shape[0] > limits.MAX_IMAGES:
+        raise InputError(f"{images.shape[0]:,} images is over the limit of {limits.MAX_IMAGES:,}; upload a sample.")
+    if not np.issubdtype(images.dtype, np.number) or np.issubdtype(images.dtype, np.complexfloating):
         raise InputError("Images must hold numbers (pixel values in [0, 1]).")
-    images = _as_nchw(images).astype(np.float32)
+    images = _as_nchw(images)
+    side = limits.IMAGE_SIDE
+    height, width = images.shape[2], images.shape[3]
+    if not (side.low <= height <= side.high and side.low <= width <= side.high):
+        raise InputError(
+            f"The images are {height}x{width} pixels; height and width must each be from {side.low:.0f} to "
+            f"{side.high:.0f} (resize them)."
+        )
+    if images.size > limits.MAX_PIXEL_VALUES:
+        raise InputError(
+            f"The images hold {images.size:,} pixel values; at most {limits.MAX_PIXEL_VALUES:,} are accepted "
+            "(use fewer or smaller images)."
+        )
+    images = images.astype(np.float32)
     if not np.all(np.isfinite(images)):
         raise InputError("Some pixel values are NaN or infinite; replace them with values in [0, 1].")
     lo, hi = float(images.min()), float(images.max())
@@ -130,18 +151,28 @@ def validate_images(
         raise InputError(
             f"Pixel values range from {lo:g} to {hi:g}; scale them to [0, 1] (for 8-bit images divide by 255)."
         )
-    if not np.issubdtype(labels.dtype, np.integer):
-        if np.issubdtype(labels.dtype, np.floating) and np.all(labels == np.round(labels)):
-            labels = labels.astype(np.int64)
-        else:
+    if np.issubdtype(labels.dtype, np.bool_) or not np.issubdtype(labels.dtype, np.number):
+        raise InputError("Labels must be whole numbers 0, 1, 2, ... (one class index per image).")
+    if np.issubdtype(labels.dtype, np.floating) or np.issubdtype(labels.dtype, np.complexfloating):
+        with np.errstate(invalid="ignore"):
+            whole = np.all(np.isfinite(labels)) and np.all(labels == np.round(labels))
+        if not whole or np.issubdtype(labels.dtype, np.complexfloating):
             raise InputError("Labels must be whole numbers 0, 1, 2, ... (one class index per image).")
+    max_classes = limits.MAX_CLASSES if n_classes is None else int(n_classes)
+    low, high = labels.min(), labels.max()
+    shown = (lambda v: f"{int(v):,}") if np.issubdtype(labels.dtype, np.integer) else (lambda v: f"{float(v):,g}")
+    if low < 0 or high >= max_classes:
+        if n_classes is None:
+            raise InputError(
+                f"Labels range from {shown(low)} to {shown(high)}; class indices must lie in 0..{limits.MAX_CLASSES - 1} "
+                f"(at most {limits.MAX_CLASSES:,} classes)."
+            )
+        raise InputError(
+            f"Labels range from {shown(low)} to {shown(high)} but the model has {max_classes} classes; "
+            f"labels must lie in 0..{max_classes - 1}."
+        )
     labels = labels.astype(np.int64)
     k = int(labels.max()) + 1 if n_classes is None else int(n_classes)
-    if labels.min() < 0 or labels.max() >= k:
-        raise InputError(
-            f"Labels range from {labels.min()} to {labels.max()} but the model has {k} classes; "
-            f"labels must lie in 0..{k - 1}."
-        )
     return images, labels, max(k, 2)
 
 
@@ -231,20 +262,101 @@ def load_bundled(
     return ImageData(images=images, labels=labels, role=role, n_classes=10, name=name)
 
 
-def _load_npz_arrays(source: str | Path | bytes | io.IOBase) -> dict[str, np.ndarray]:
+_NPZ_KEYS = ("images", "labels", "is_member")
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _npy_header(stream: io.IOBase, key: str) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype declared by one .npy member, read from its header alone."""
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    except (ValueError, OSError, EOFError, SyntaxError, zipfile.BadZipFile) as exc:
+        raise InputError(f"The array '{key}' in the .npz file is not a valid NumPy array ({exc}).") from None
+    return tuple(int(d) for d in shape), dtype
+
+
+def _check_declared(key: str, shape: tuple[int, ...], dtype: np.dtype, stored: int) -> None:
+    """Refuse an array by what its header declares, before a byte of it is read."""
+    if dtype.hasobject:
+        raise InputError(
+            "The .npz file holds Python objects (pickles), which are never loaded; save plain numeric arrays."
+        )
+    if dtype.kind not in "biuf":
+        raise InputError(f"The array '{key}' holds {dtype} values; it must hold numbers.")
+    n_values = math.prod(shape)
+    nbytes = n_values * dtype.itemsize
+    if shape and key in ("labels", "is_member") and shape[0] > limits.MAX_IMAGES:
+        raise InputError(f"The array '{key}' has {shape[0]:,} entries; at most {limits.MAX_IMAGES:,} images are accepted.")
+    if key == "images":
+        if shape and shape[0] > limits.MAX_IMAGES:
+            raise InputError(f"The .npz file holds {shape[0]:,} images; at most {limits.MAX_IMAGES:,} are accepted.")
+        if n_values > limits.MAX_PIXEL_VALUES:
+            raise InputError(
+                f"The images hold {n_values:,} pixel values; at most {limits.MAX_PIXEL_VALUES:,} are accepted "
+                "(use fewer or smaller images)."
+            )
+    if nbytes > limits.MAX_ARRAY_MB * 1024 * 1024:
+        raise InputError(
+            f"The array '{key}' would take {nbytes / 2**20:,.0f} MB; at most {limits.MAX_ARRAY_MB:,} MB are accepted."
+        )
+    if nbytes > stored:
+        raise InputError(
+            f"The array '{key}' claims shape {shape} but the file holds only {stored:,} bytes of it; "
+            "the file is truncated or forged."
+        )
+
+
+def _load_npz_arrays(source: str | Path | bytes | io.IOBase, keys: Sequence[str] = _NPZ_KEYS) -> dict[str, np.ndarray]:
+    """Read only ``keys`` from an .npz, each after its declared size and type have been checked.
+
+    Nothing is decompressed before the checks, so a small archive that inflates to
+    gigabytes (a zip bomb) or a header claiming 10^12 images is refused at once.
+    """
     if isinstance(source, bytes | bytearray):
         source = io.BytesIO(source)
+    opened = open(source, "rb") if isinstance(source, str | Path) else source  # closed below
     try:
-        with np.load(source, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
+        head = opened.read(8)
+        opened.seek(0)
+        if head.startswith(_NPY_MAGIC):
             raise InputError(
-                "The .npz file holds Python objects (pickles), which are never loaded; save plain numeric arrays."
-            ) from None
-        raise InputError(f"The file could not be read as a NumPy .npz archive ({exc}).") from None
-    except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(f"The file could not be read as a NumPy .npz archive ({exc}).") from None
+                "The file is a single .npy array, not an .npz archive; save the arrays together with "
+                "np.savez('data.npz', images=..., labels=..., is_member=...)."
+            )
+        if not head.startswith(b"PK"):
+            raise InputError("The file is not a NumPy .npz archive (a zip of .npy arrays); save it with np.savez.")
+        try:
+            archive = zipfile.ZipFile(opened)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            raise InputError(f"The file could not be read as a NumPy .npz archive ({exc}).") from None
+        out: dict[str, np.ndarray] = {}
+        with archive:
+            names = set(archive.namelist())
+            missing = [k for k in keys if f"{k}.npy" not in names]
+            if missing:
+                raise InputError(
+                    f"The .npz file lacks the array(s) {', '.join(missing)}; it needs 'images', 'labels' and 'is_member'."
+                )
+            for key in keys:
+                info = archive.getinfo(f"{key}.npy")
+                try:
+                    with archive.open(info) as member:
+                        shape, dtype = _npy_header(member, key)
+                        _check_declared(key, shape, dtype, info.file_size)
+                    with archive.open(info) as member:
+                        out[key] = np.lib.format.read_array(member, allow_pickle=False)
+                except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+                    if isinstance(exc, InputError):
+                        raise
+                    raise InputError(f"The array '{key}' in the .npz file could not be read ({exc}).") from None
+        return out
+    finally:
+        if opened is not source:
+            opened.close()
 
 
 def load_npz(
@@ -261,11 +373,6 @@ def load_npz(
     Half of the non-members (``reference_fraction``) become the reference pool.
     """
     arrays = _load_npz_arrays(source)
-    missing = [k for k in ("images", "labels", "is_member") if k not in arrays]
-    if missing:
-        raise InputError(
-            f"The .npz file lacks the array(s) {', '.join(missing)}; it needs 'images', 'labels' and 'is_member'."
-        )
     images, labels, k = validate_images(arrays["images"], arrays["labels"], n_classes=n_classes)
     mask = np.asarray(arrays["is_member"]).reshape(-1)
     if mask.size != labels.size:
@@ -414,6 +521,40 @@ def with_model_classes(data: ImageData, n_classes: int) -> ImageData:
     return dataclasses.replace(data, n_classes=int(n_classes))
 
 
+def _read_model_bytes(source: str | Path | bytes) -> bytes:
+    """The model file's bytes, refusing files over :data:`audit_core.limits.MAX_MODEL_MB`."""
+    limit = limits.MAX_MODEL_MB * 1024 * 1024
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if path.stat().st_size > limit:
+            raise InputError(f"The model file is larger than the {limits.MAX_MODEL_MB} MB limit.")
+        return path.read_bytes()
+    data = bytes(source)
+    if len(data) > limit:
+        raise InputError(f"The model file is larger than the {limits.MAX_MODEL_MB} MB limit.")
+    return data
+
+
+def sniff_model_format(data: bytes) -> str:
+    """The format of a model file from its real header: ``safetensors``, ``torch_zip``, ``pickle`` or ``unknown``.
+
+    safetensors starts with an 8-byte little-endian header length N followed by N bytes
+    of JSON (``{...}``); its first byte is N's lowest byte and can be anything, 0x80
+    included, so the JSON is what identifies it. ``torch.save`` writes a zip (``PK``),
+    older versions and plain pickles start with the PROTO opcode ``0x80`` and a
+    protocol number 2..5.
+    """
+    if len(data) >= 10:
+        n = int.from_bytes(data[:8], "little")
+        if 2 <= n <= len(data) - 8 and data[8:9] == b"{" and data[8 : 8 + n].rstrip(b" ").endswith(b"}"):
+            return "safetensors"
+    if data[:4] == b"PK\x03\x04":
+        return "torch_zip"
+    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "pickle"
+    return "unknown"
+
+
 def load_safetensors_model(
     source: str | Path | bytes, *, arch: str, in_channels: int, n_classes: int | None = None, device=None
 ) -> nn.Module:
@@ -426,10 +567,16 @@ def load_safetensors_model(
     from safetensors import SafetensorError
     from safetensors.torch import load as st_load
 
-    data = Path(source).read_bytes() if isinstance(source, str | Path) else bytes(source)
-    if data[:2] == b"PK" or data[:1] == b"\x80":
+    data = _read_model_bytes(source)
+    kind = sniff_model_format(data)
+    if kind in ("pickle", "torch_zip"):
         raise InputError(
             "This model file is a pickle / torch.save archive, which is never loaded; "
+            "save the weights with safetensors.torch.save_file(model.state_dict(), 'model.safetensors')."
+        )
+    if kind != "safetensors":
+        raise InputError(
+            "The model file is not a safetensors file (it does not start with a safetensors header); "
             "save the weights with safetensors.torch.save_file(model.state_dict(), 'model.safetensors')."
         )
     try:
@@ -438,7 +585,9 @@ def load_safetensors_model(
         raise InputError(f"The model file is not a valid safetensors file ({exc}).") from None
     if n_classes is None:
         head = {"small_cnn": "fc2.bias", "resnet18": "linear.bias"}.get(arch)
-        n_classes = int(state[head].shape[0]) if head in state else 10
+        n_classes = int(state[head].shape[0]) if head in state and state[head].ndim == 1 else 10
+    if not 2 <= n_classes <= limits.MAX_CLASSES:
+        raise InputError(f"The weights have {n_classes:,} classes; from 2 to {limits.MAX_CLASSES:,} are supported.")
     model = make_model(arch, in_channels=in_channels, n_classes=n_classes)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
@@ -464,7 +613,7 @@ def load_torchscript_model(source: str | Path | bytes, *, trusted: bool, device=
         raise InputError(
             "TorchScript files contain code; confirm that you trust this file (or upload safetensors weights instead)."
         )
-    buf = io.BytesIO(Path(source).read_bytes() if isinstance(source, str | Path) else bytes(source))
+    buf = io.BytesIO(_read_model_bytes(source))
     try:
         model = torch.jit.load(buf, map_location=device or pick_device())
     except (RuntimeError, ValueError) as exc:

@@ -115,6 +115,34 @@ def _one_line(exc: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _parquet_columns_as_text(table: Any, *, name: str) -> Any:
+    """Binary columns decoded as UTF-8 text, decimals as floats; nested or undecodable columns refused."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, fld in enumerate(table.schema):
+        kind = fld.type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+            try:
+                text = pc.cast(table.column(i).cast(pa.large_binary()), pa.large_string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise InputError(
+                    f"Column '{fld.name}' of table '{name}' holds binary data that is not text; "
+                    "drop the column or store it as text."
+                ) from None
+            table = table.set_column(i, pa.field(fld.name, pa.large_string()), text)
+        elif pa.types.is_decimal(kind):
+            table = table.set_column(i, pa.field(fld.name, pa.float64()), table.column(i).cast(pa.float64()))
+        elif pa.types.is_nested(kind) or pa.types.is_union(kind):
+            raise InputError(
+                f"Column '{fld.name}' of table '{name}' holds {kind} values (lists or records), not single values; "
+                "flatten it into plain columns."
+            )
+    return table
+
+
 def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -130,6 +158,7 @@ def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
         raise InputError(
             f"Table '{name}' looks like Parquet but cannot be read ({_one_line(exc)}); re-save it as CSV or Parquet."
         ) from exc
+    table = _parquet_columns_as_text(table, name=name)
     try:
         frame = table.to_pandas()
     except (pa.ArrowException, ValueError, TypeError) as exc:
@@ -161,6 +190,31 @@ def _sniff_delimiter(first_line: str) -> str:
     return best if counts[best] > 0 else ","
 
 
+def _short_rows(text: str, sep: str, n_fields: int) -> tuple[int, str] | None:
+    """The first data row with fewer than ``n_fields`` fields: (line number, its text), else None.
+
+    pandas pads such rows with missing values without a word; a row written with
+    another delimiter (``1,2`` under a ``;`` header) looks exactly like that.
+    """
+    lines = text.split("\n")
+    if '"' not in text:  # fast path: no quoting, so fields are separated by every delimiter
+        start = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        for i in range(start + 1, len(lines)):
+            line = lines[i]
+            if line.count(sep) < n_fields - 1 and line.strip():
+                return i + 1, line.strip()
+        return None
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    rows = iter(reader)
+    for row in rows:
+        if any(cell.strip() for cell in row):
+            break
+    for row in rows:
+        if len(row) < n_fields and any(cell.strip() for cell in row):
+            return reader.line_num, sep.join(row)
+    return None
+
+
 def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
     head = data[:8192]
     if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -188,6 +242,18 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
             "give every column a name in the first row."
         )
     _check_unique_names(named, name=name)
+    short = _short_rows(text, sep, len(named)) if len(named) > 1 else None
+    if short is not None:
+        line, row = short
+        shown = row if len(row) <= 60 else row[:57] + "..."
+        others = [d for d in (",", ";", "\t", "|") if d != sep and d in row]
+        why = (
+            f"it uses {others[0]!r} where the header uses {sep!r}" if others else "it has fewer fields than the header"
+        )
+        raise InputError(
+            f"Table '{name}' line {line} ('{shown}') does not match the header: {why}; use one delimiter "
+            "throughout and give every row a field per column."
+        )
     try:
         frame = pd.read_csv(
             io.StringIO(text),
@@ -495,6 +561,33 @@ def _to_categorical(series: pd.Series) -> pd.Series:
     return pd.Series(labels[codes], dtype=object)
 
 
+_MIN_CATEGORY_OVERLAP = 0.5
+"""Below this share of shared category values (by rows, either direction), two tables' codings are flagged."""
+
+
+def _category_mismatch(column: str, ref_name: str, ref: pd.Series, name: str, other: pd.Series) -> str | None:
+    """A sentence when ``other`` codes ``column`` with categories that barely occur in ``ref`` (or the reverse)."""
+    a, b = ref.dropna(), other.dropna()
+    if a.empty or b.empty or a.nunique() > 0.5 * len(a):  # empty, or identifier-like: warned about elsewhere
+        return None
+    in_ref = float(b.isin(set(a.unique())).mean())
+    in_other = float(a.isin(set(b.unique())).mean())
+    if min(in_ref, in_other) >= _MIN_CATEGORY_OVERLAP:
+        return None
+
+    def examples(values: pd.Series, exclude: pd.Series) -> str:
+        common = values[~values.isin(set(exclude.unique()))].value_counts().index[:3]
+        return ", ".join(f"'{v}'" for v in common)
+
+    share, which, whose = (in_ref, name, ref_name) if in_ref <= in_other else (in_other, ref_name, name)
+    return (
+        f"Column '{column}' is coded differently in table '{name}' (e.g. {examples(b, a) or 'the same values'}) "
+        f"than in table '{ref_name}' (e.g. {examples(a, b) or 'the same values'}): only {100 * share:.0f} % of "
+        f"the values in '{which}' occur in '{whose}'; recode the tables the same way, otherwise the distances "
+        "compare codes, not records."
+    )
+
+
 def align_tables(
     frames: Mapping[str, pd.DataFrame],
     *,
@@ -611,6 +704,11 @@ def align_tables(
                     f"Column '{col}' has a different value in every row of table '{reference}'; if it is an "
                     "identifier, ignore it, because it makes every record look equally far from every other."
                 )
+    for col in (c for c in types.categorical if c in kept):
+        for name in names[1:]:
+            note = _category_mismatch(col, reference, converted[reference][col], name, converted[name][col])
+            if note:
+                warnings.append(note)
     numeric = tuple(c for c in types.numeric if c in kept)
     categorical = tuple(c for c in types.categorical if c in kept)
     order = list(numeric + categorical)
