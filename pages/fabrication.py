@@ -13,6 +13,7 @@ from audit_core.image_models import (
     n_outputs,
     with_model_classes,
 )
+from audit_core.limits import ATTACK_STEPS
 from audit_core.plots.fabrication import (
     MIA_LABELS,
     adaptive_figure,
@@ -40,6 +41,7 @@ from ui.common import (
     remember_result,
     report_downloads,
     require_router,
+    seed_input,
     show_input_error,
     take_autorun,
 )
@@ -104,12 +106,14 @@ with st.form("fabrication.form"):
         help="How far each pixel may move. 8x8 digits need about 32/255 before fabricated confidence passes the "
         "members'; 28x28 images give the attacker more room per epsilon.",
     )
-    steps = right.number_input("Attack steps T", min_value=1, max_value=500, value=40, step=5)
+    steps = right.number_input(
+        "Attack steps T", min_value=int(ATTACK_STEPS.low), max_value=int(ATTACK_STEPS.high), value=40, step=5
+    )
     attack = right.selectbox(
         "Attack", ["mfa", "ipgd", "icw"],
         format_func={"mfa": "MFA (momentum + cosine steps)", "ipgd": "I-PGD", "icw": "I-CW"}.get,
     )
-    seed = right.number_input("Seed", min_value=0, value=0, step=1)
+    seed = seed_input(right)
     submitted = st.form_submit_button("▶ Train, attack and measure", type="primary")
 
 lam = st.select_slider(

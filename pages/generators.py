@@ -10,6 +10,7 @@ import streamlit as st
 from audit_core.comparison import DEFAULT_FRACTIONS, GeneratorComparison, compare_generators, rescore_comparison
 from audit_core.errors import InputError
 from audit_core.generators import GENERATORS
+from audit_core.limits import GENERATED_ROWS
 from audit_core.plots.generators import (
     build_report,
     comparison_roc_figure,
@@ -20,7 +21,15 @@ from audit_core.plots.generators import (
 from audit_core.report import describe_input
 from audit_core.tables import infer_column_types, read_table
 from ui import state
-from ui.common import progress_reporter, remember_result, report_downloads, require_router, show_input_error, take_autorun
+from ui.common import (
+    progress_reporter,
+    remember_result,
+    report_downloads,
+    require_router,
+    seed_input,
+    show_input_error,
+    take_autorun,
+)
 
 require_router()
 
@@ -162,9 +171,10 @@ def main() -> None:
             "Real rows to use", min_value=min(100, max_rows), max_value=max_rows, value=min(4000, max_rows),
             step=100, key="generators.use_rows", help="A random subset of the real table (fits scale with it).",
         )
-        seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="generators.seed"))
+        seed = seed_input(c2, key="generators.seed")
         synth_rows = int(c3.number_input(
-            "Synthetic rows per generator (0 = as many as train)", min_value=0, value=0, step=100,
+            "Synthetic rows per generator (0 = as many as train)", min_value=0, max_value=int(GENERATED_ROWS.high), value=0,
+            step=100,
             key="generators.synth_rows",
         ))
         f1, f2, f3, f4 = st.columns(4)

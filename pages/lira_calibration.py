@@ -37,6 +37,7 @@ from ui.common import (
     remember_result,
     report_downloads,
     require_router,
+    seed_input,
     show_input_error,
     take_autorun,
 )
@@ -125,7 +126,7 @@ if data is not None:
             step=2,
             help=f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models and out of the others.",
         )
-        seed = right.number_input("Seed", min_value=0, value=0, step=1)
+        seed = seed_input(right)
         submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
     st.caption(f"{name}: {len(data):,} rows × {data.shape[1]} columns")
 

@@ -31,6 +31,7 @@ from ui.common import (
     remember_result,
     report_downloads,
     require_router,
+    seed_input,
     show_input_error,
     take_autorun,
     tpr_card,
@@ -255,7 +256,7 @@ if tables is not None:
             types = _column_editor(tables["train"], source)
         except InputError as exc:
             show_input_error(exc)
-        seed = st.number_input("Seed", min_value=0, value=0, step=1, key=state.Synthetic.SEED)
+        seed = seed_input(key=state.Synthetic.SEED)
         run_clicked = st.form_submit_button("▶ Run the audit", type="primary")
 
 if (run_clicked or autorun) and tables is not None and types is not None:

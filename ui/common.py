@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from audit_core.limits import SEED
 from audit_core.report import Report, pdf_available, to_json_text
 from audit_core.roc import TprAtFpr
 from audit_core.runtime import ProgressFn
@@ -222,3 +223,8 @@ def request_autorun(key: str) -> None:
 def take_autorun(key: str) -> bool:
     """True once after :func:`request_autorun`: the page should run its sample audit now."""
     return bool(st.session_state.pop(key, False))
+
+
+def seed_input(container: Any = st, *, key: str | None = None) -> int:
+    """The seed widget, bounded as on the command line (:data:`audit_core.limits.SEED`)."""
+    return int(container.number_input("Seed", min_value=0, max_value=int(SEED.high), value=0, step=1, key=key))

@@ -177,17 +177,58 @@ def test_uploaded_tables_are_audited(server, browser):
     page.close()
 
 
-def test_bad_upload_is_one_sentence(server, browser, tmp_path):
-    bad = tmp_path / "train.csv"
-    bad.write_bytes("age,city\n1,Zürich\n".encode("latin-1"))
+def _binary_parquet(path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"age": [1, 2], "city": pa.array([b"\x00\xff", b"\xfe"])}), path)
+
+
+@pytest.mark.parametrize(
+    ("file_name", "write", "words"),
+    [
+        ("train.csv", lambda p: p.write_bytes("age,city\n1,Zürich\n".encode("latin-1")), "UTF-8"),
+        ("train.parquet", _binary_parquet, "binary data that is not text"),
+        ("train.csv", lambda p: p.write_text("age;city\n1;a\n2,b\n"), "does not match the header"),
+    ],
+)
+def test_bad_upload_is_one_sentence(server, browser, tmp_path, file_name, write, words):
+    bad = tmp_path / file_name
+    write(bad)
     page = browser.new_page(viewport={"width": 1400, "height": 2000})
     _choose_upload_mode(page, server)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
     _wait_idle(page, 30)
     error = page.locator('[data-testid="stAlertContentError"]')
     error.first.wait_for(timeout=30_000)
-    assert "UTF-8" in error.first.inner_text()
+    text = error.first.inner_text()
+    assert words in text
+    assert "site-packages" not in text
+    assert str(ROOT) not in text  # no server paths
     assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+
+
+def test_renamed_npy_upload_on_fabrication_is_one_sentence(server, browser, tmp_path):
+    import numpy as np
+
+    bad = tmp_path / "images.npz"
+    with bad.open("wb") as handle:
+        np.save(handle, np.zeros((40, 8, 8), dtype=np.float32))
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(f"{server}/fabrication")
+    page.get_by_text("Upload images (.npz) and a model").first.wait_for(timeout=60_000)
+    _wait_idle(page, 30)
+    page.get_by_text("Upload images (.npz) and a model").first.click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
+    _wait_idle(page, 30)
+    page.get_by_role("button", name="Train, attack and measure").click()
+    _wait_idle(page, 60)
+    error = page.locator('[data-testid="stAlertContentError"]')
+    error.first.wait_for(timeout=30_000)
+    assert "single .npy array" in error.first.inner_text()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.screenshot(path=str(SHOTS / "fabrication_bad_upload.png"))
     page.close()
 
 
