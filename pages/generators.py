@@ -119,7 +119,7 @@ def _show(comparison: GeneratorComparison, real: pd.DataFrame) -> None:
     st.info(verdict(comparison))
     st.dataframe(comparison_table(comparison), hide_index=True, width="stretch", key="generators.table")
     st.caption(
-        "AUC and TPR of the true-distribution attack (an upper bound) with 95 % Clopper-Pearson intervals; "
+        "AUC and TPR of the true-distribution attack (an upper bound) with 95 % intervals (threshold and members); "
         "F1 at P = 0.5 for the KDE attacks and of Method 1 (distance below the non-members' median). Utility: "
         "SDMetrics quality report (column shapes + column pair trends) of the synthetic vs the training table."
     )

@@ -28,7 +28,11 @@ HELP: dict[str, str] = {
         "True-positive rate at a fixed false-positive rate: the share of members the attacker exposes while wrongly "
         "accusing only that share of non-members. The number that matters for individuals; averages hide it."
     ),
-    "ci": "95 % Clopper-Pearson interval of the TPR. Below 10/alpha non-members, the FPR itself cannot be measured.",
+    "ci": (
+        "95 % interval of the TPR that accounts for both samples: the threshold's uncertainty (it is estimated from "
+        "the non-members) and the members' count; exact and conservative. Below 10/alpha non-members, the FPR "
+        "itself cannot be measured."
+    ),
     "eer": "Equal error rate: where false positives and false negatives are equally frequent (0.5 = chance).",
     "accuracy": "Share of records classified correctly at P(member) >= 0.5. Can look harmless while a few records are exposed.",
     "precision": "Of the records called members, the share that really are.",

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from audit_core.comparison import GeneratorComparison
 from audit_core.plots.common import apply_layout, color_for, log_roc_figure
 from audit_core.report import InputSummary, Report
+from audit_core.roc import INTERVAL_LIMIT
 
 ATTACK_LABELS = {"true_distribution": "true-distribution KDE", "realistic": "realistic KDE"}
 
@@ -17,6 +18,7 @@ LIMITS = [
     "Each generator is fitted once with one seed; AUC and TPR move between seeds, more so for the GANs.",
     "The true-distribution attack is an upper bound (it knows the labels of the attack set, cross-fitted).",
     "TPR at 0.1 % FPR needs at least 10,000 non-members to be measured; below that it is marked unsupported.",
+    INTERVAL_LIMIT,
     "Utility is SDMetrics' quality report (column shapes + column pair trends) against the training table: "
     "it measures fidelity of marginals and pairs, not every downstream use.",
     "'bootstrap' (training rows resampled) and 'population' (unseen real rows) are reference points, "
@@ -28,7 +30,7 @@ def comparison_table(comparison: GeneratorComparison) -> pd.DataFrame:
     """The paper's table for display: one row per generator, rounded, with intervals as text.
 
     Columns: generator, AUC (true / realistic), TPR at 0.1 % and 1 % FPR of the
-    true-distribution attack with their 95 % Clopper-Pearson intervals (an
+    true-distribution attack with their 95 % intervals (:func:`audit_core.roc.tpr_at_fpr`; an
     unsupported FPR is flagged), F1 of the two KDE attacks and of Method 1,
     utility, fit time and the generator's error when it failed.
     """
