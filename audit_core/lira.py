@@ -7,8 +7,9 @@ says which record trained which model. Everything else is cheap and re-runs when
 FPR alpha changes:
 
 - :func:`evaluate_lira`: naive concatenation, post-processed concatenation (PP) with the
-  N(0,1) and the Student-t threshold, the per-sample average (Gaussian and empirical
-  thresholds), plus the online-LiRA, fixed-variance and FPC-corrected variants; the
+  N(0,1) and the Student-t threshold, the per-sample average (a per-record Student-t test
+  that never fits its direction or threshold on the score it counts; the empirical-
+  quantile version beside it), plus the online-LiRA, fixed-variance and FPC-corrected variants; the
   distribution of per-sample FPRs; bootstrap-over-records intervals; log-ROC curves.
 - :func:`models_sweep`: the what-if "TPR at alpha as M grows", subsampling whole
   complementary pairs of models from the trained pool.
@@ -33,9 +34,10 @@ from audit_core.batched_models import (
     MODEL_TYPES,
     balanced_keep_matrix,
     prepare_design,
-    train_batched,
+    train_models,
 )
 from audit_core.errors import InputError
+from audit_core.privacy_bound import epsilon_bound_json, target_model_scores
 from audit_core.roc import RocCurve, TprAtFpr, roc_curve, tpr_at_fpr
 from audit_core.runtime import ProgressFn, as_progress, sub_progress
 
@@ -152,6 +154,7 @@ def train_pool(
     seed: int = 0,
     device=None,
     progress: ProgressFn | None = None,
+    client=None,
     **train_options,
 ) -> ModelPool:
     """Train M models on balanced random halves of ``df`` and score every record.
@@ -170,6 +173,9 @@ def train_pool(
     seed : int
     device : torch.device, optional
     progress : callable, optional
+    client : distributed.Client, optional
+        Train the M models in batches on this Dask cluster (same keep-matrix, same
+        models: :func:`audit_core.batched_models.train_models`); None: in this process.
     **train_options
         Passed to :func:`audit_core.batched_models.train_batched` (``hidden``,
         ``epochs``, ``learning_rate``...).
@@ -192,7 +198,7 @@ def train_pool(
     design = prepare_design(df, target=target)
     keep = balanced_keep_matrix(len(design.y), n_models=n_models, seed=seed)
     t0 = time.perf_counter()
-    models = train_batched(
+    models = train_models(
         design.X,
         design.y,
         keep,
@@ -201,6 +207,7 @@ def train_pool(
         seed=seed,
         device=device,
         progress=sub_progress(progress, 0.02, 0.97),
+        client=client,
         **train_options,
     )
     seconds = time.perf_counter() - t0
@@ -297,6 +304,115 @@ def _summary(values: np.ndarray) -> dict[str, float]:
     }
 
 
+def _t_quantile(n_ref: np.ndarray, q: float) -> np.ndarray:
+    """``t_{n-1}^-1(q)`` for each entry of the integer array ``n_ref`` (n >= 2; +inf below).
+
+    Looked up in a table over 0..max(n) instead of one ``t.ppf`` call per entry.
+    """
+    n_ref = np.asarray(n_ref).astype(np.int64)
+    top = int(n_ref.max(initial=0))
+    table = np.full(top + 1, np.inf)
+    if top >= 2:
+        table[2:] = stats.t.ppf(q, np.arange(1, top))
+    return table[np.clip(n_ref, 0, None)]
+
+
+def _t_cut(n_ref: np.ndarray, fpr: float) -> np.ndarray:
+    """Student-t predictive cut ``t_{n-1}^-1(1 - alpha) sqrt(1 + 1/n)`` for a score standardised by n others."""
+    n_ref = np.asarray(n_ref, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return _t_quantile(n_ref, 1 - fpr) * np.sqrt(1 + 1 / n_ref)
+
+
+@dataclass(frozen=True)
+class _SplitTest:
+    """One half of the per-sample test for every entry: statistic, reference size, validity.
+
+    ``t`` is ``sign(mu_in - mu_A) (s - mu_B) / (sd_B sqrt(1 + 1/n_B))``, Student-t with
+    ``n_B - 1`` degrees of freedom for every out-score (and for every in-score of a record
+    without signal) when the out-scores are Gaussian.
+    """
+
+    t: np.ndarray
+    n_ref: np.ndarray
+    valid: np.ndarray
+
+
+def _split_tests(scores: np.ndarray, keep: np.ndarray) -> tuple[_SplitTest, _SplitTest]:
+    """The two halves of the honest per-sample test (METHODS.md §2, per-sample average).
+
+    Each record's out-scores are dealt alternately (by model index) into two groups G0
+    and G1. For the score s of model m on record x, with m itself removed from whatever
+    group it belongs to:
+
+    - direction: ``sign(mu_in - mu_A)``, the mean of x's *other* in-scores against the
+      mean of group A;
+    - threshold: s standardised by group B's mean and sd (ddof = 1) and compared with
+      the Student-t predictive cut ``t_{n_B-1}^-1(1 - alpha) sqrt(1 + 1/n_B)``;
+
+    once with (A, B) = (G0, G1) and once with (G1, G0). The scored value never enters its
+    own direction or threshold, and the direction and the threshold come from disjoint
+    out-scores, so for Gaussian out-scores the flag rate of an out-score (and of an
+    in-score of a record without signal) is exactly alpha for every record and every M.
+    Using all out-scores for both (as PP does) lets the direction follow the noise of
+    mu_out: 0.066 instead of 0.05 at M = 16 with no signal. A half whose B has fewer than
+    2 scores (an out-score of a record with 4 or 5 out-scores) is marked invalid.
+    """
+    K = keep
+    OUT = ~keep
+    c = scores.mean(0)
+    D = scores - c
+    rank_odd = (np.cumsum(OUT, axis=0) % 2).astype(bool)
+    groups = (OUT & rank_odd, OUT & ~rank_odd)
+    n_i, s1_i, _ = _moments(D, K)
+    Kf = K.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu_in = (s1_i - D * Kf) / (n_i - Kf)
+    loo = []
+    for G in groups:
+        n, s1, s2 = _moments(D, G)
+        Gf = G.astype(np.float64)
+        loo.append((n - Gf, s1 - D * Gf, s2 - D * D * Gf))
+    halves = []
+    for a, b in ((0, 1), (1, 0)):
+        n_a, s1_a, _ = loo[a]
+        n_b, s1_b, s2_b = loo[b]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            direction = _sign(mu_in - s1_a / n_a)
+        mu_b, sd_b = _mean_sd(n_b, s1_b, s2_b)
+        valid = (n_b >= 2) & (n_a >= 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.where(valid, direction * (D - mu_b) / (sd_b * np.sqrt(1 + 1 / n_b)), -np.inf)
+        halves.append(_SplitTest(t=t, n_ref=n_b.astype(np.int64), valid=valid))
+    return halves[0], halves[1]
+
+
+def _split_flags(halves: tuple[_SplitTest, _SplitTest], fpr: float) -> np.ndarray:
+    """``(M, N)`` share of the valid halves that flag each entry at alpha (0, 0.5 or 1)."""
+    hits = sum(((h.t > _t_quantile(h.n_ref, 1 - fpr)) & h.valid).astype(np.float64) for h in halves)
+    return hits / sum(h.valid.astype(np.float64) for h in halves)
+
+
+def _split_curve(halves: tuple[_SplitTest, _SplitTest], keep: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Mean over records of the per-record TPR of the split test at each alpha of ``grid``.
+
+    Each valid half of each in-entry carries the weight ``1 / (halves * n_in * N)``; the
+    curve at alpha is the weight of the halves whose Student-t p-value is below alpha.
+    """
+    N = keep.shape[1]
+    n_valid = sum(h.valid.astype(np.float64) for h in halves)
+    weight = 1.0 / (np.maximum(n_valid, 1.0) * keep.sum(0) * N)
+    p_all, w_all = [], []
+    for h in halves:
+        sel = h.valid & keep
+        p_all.append(stats.t.sf(h.t[sel], h.n_ref[sel] - 1))
+        w_all.append(np.broadcast_to(weight, keep.shape)[sel])
+    p, w = np.concatenate(p_all), np.concatenate(w_all)
+    order = np.argsort(p, kind="stable")
+    cum = np.r_[0.0, np.cumsum(w[order])]
+    return cum[np.searchsorted(p[order], grid, side="left")]
+
+
 def _core(scores: np.ndarray, keep: np.ndarray, fpr: float) -> dict:
     """The four aggregations of METHODS.md §2 (no curves, no bootstrap)."""
     K, OUT = keep, ~keep
@@ -305,21 +421,20 @@ def _core(scores: np.ndarray, keep: np.ndarray, fpr: float) -> dict:
     st = loo_stats(scores, keep)
     z = float(stats.norm.ppf(1 - fpr))
     pp = _sign(st.mu_in - st.mu_out) * (scores - st.mu_out) / st.sd_out
-    t_thr = stats.t.ppf(1 - fpr, st.n_out - 1) * np.sqrt(1 + 1 / st.n_out)
+    t_thr = _t_cut(st.n_out, fpr)
     flags_pp, flags_t = pp > z, pp > t_thr
 
     naive = tpr_at_fpr(scores.ravel(), K.ravel(), fpr)
     flags_naive = scores >= naive.threshold
 
     fits = record_fits(scores, keep)
-    sgn = _sign(fits["mu_in"] - fits["mu_out"])
-    g = sgn * (scores - fits["mu_out"]) / fits["sd_out"]
-    hits_ps = ((g > z) & K).sum(0)
+    halves = _split_tests(scores, keep)
+    flags_ps = _split_flags(halves, fpr)
     return {
         "stats": st,
         "fits": fits,
         "pp": pp,
-        "g": g,
+        "halves": halves,
         "z": z,
         "t_thr": t_thr,
         "naive": naive,
@@ -327,12 +442,13 @@ def _core(scores: np.ndarray, keep: np.ndarray, fpr: float) -> dict:
             "naive": (flags_naive & K).sum(0),
             "post_processed": (flags_pp & K).sum(0),
             "post_processed_t": (flags_t & K).sum(0),
-            "per_sample_mean": hits_ps,
+            "per_sample_mean": np.where(K, flags_ps, 0.0).sum(0),
         },
         "false": {
             "naive": (flags_naive & OUT).sum(0),
             "post_processed": (flags_pp & OUT).sum(0),
             "post_processed_t": (flags_t & OUT).sum(0),
+            "per_sample_mean": np.where(OUT, flags_ps, 0.0).sum(0),
         },
         "n_in": n_in,
         "n_out": n_out,
@@ -370,18 +486,22 @@ class LiraEvaluation:
         95 % percentile intervals from a bootstrap over records (the pooled (x, m)
         entries are not independent, so binomial intervals would be too narrow).
     per_sample_fpr : dict[str, np.ndarray]
-        ``(N,)`` share of each record's out-scores flagged, per rule.
+        ``(N,)`` share of each record's out-scores flagged, per rule (``per_sample_mean``:
+        the per-sample test applied leave-one-out to each out-score).
     pooled_fpr : dict[str, float]
         Share of all pooled out-scores flagged, per rule.
     per_sample_tpr : np.ndarray
-        ``(N,)`` TPR of each record at its own Gaussian alpha-threshold.
+        ``(N,)`` TPR of each record at its own alpha-threshold (split test: direction and
+        Student-t threshold from disjoint halves of its out-scores, never from the
+        counted in-score).
     fits : dict[str, np.ndarray]
         ``mu_in, sd_in, mu_out, sd_out`` per record (all models).
     naive_detail : TprAtFpr
         The pooled naive operating point (threshold, achieved FPR, n_neg...).
     thresholds : dict[str, float]
         ``naive`` (score scale), ``normal`` (Phi^-1(1 - alpha)), ``student_t`` (for the
-        typical number of leave-one-out out-scores).
+        typical number of leave-one-out out-scores), ``per_sample_student_t`` (the
+        per-sample test's cut for the typical half of the out-scores).
     curves : dict[str, RocCurve]
         Pooled ROC of the raw score (naive), of the PP score, of the online LiRA
         statistic, and the per-sample average curve (mean per-record TPR at each alpha).
@@ -427,7 +547,27 @@ class LiraEvaluation:
             "naive_supported": self.naive_detail.supported,
             "required_models": self.required_models,
             "fpc": self.fpc,
+            "per_sample_mean": self.per_sample_summary(),
             "warnings": list(self.warnings),
+        }
+
+    def per_sample_summary(self) -> dict:
+        """The per-sample average with its 95 % interval and the FPR its test achieves.
+
+        ``ci_low`` / ``ci_high`` are the percentile bootstrap over records (None when the
+        evaluation ran without bootstrap); ``fpr_mean`` is the mean per-record FPR of the
+        same test applied leave-one-out to the out-scores (alpha when it is honest).
+        """
+        lo, hi = self.tpr_ci.get("per_sample_mean", (None, None))
+        return {
+            "tpr": self.tpr["per_sample_mean"],
+            "ci_low": lo,
+            "ci_high": hi,
+            "interval": "95 % percentile bootstrap over records",
+            "fpr_mean": self.pooled_fpr["per_sample_mean"],
+            "n_records": self.n_samples,
+            "test": "per-record Student-t predictive test; direction and threshold from disjoint halves of the "
+            "record's out-scores, never from the counted score",
         }
 
 
@@ -538,14 +678,28 @@ def evaluate_lira(
       parameters, flagged when ``f > Phi^-1(1 - alpha)`` (normal) or
       ``f > t_{n_out-1}^-1(1 - alpha) sqrt(1 + 1/n_out)`` (Student-t; n_out is the number
       of out-scores behind the estimate, which differs by one between in- and out-entries).
-      The t threshold is exact for Gaussian out-scores when the direction is known; the
-      spec's sign(mu_in - mu_out) is estimated from the same out-scores, which lets
-      records with almost no signal through slightly more often than alpha at small M
-      (about 0.06 instead of 0.05 with 8 out-scores on simulated data).
-    - Per-sample average: each record thresholded at its own fitted out-Gaussian
-      (all its out-scores; its in-scores are not used for the threshold), TPR averaged.
-      The direction sign(mu_in - mu_out) uses all models: a careful reading of the
-      one-sided test; it matters only for records with no signal.
+      The t threshold is exact for Gaussian out-scores when the direction is known. PP
+      never uses the scored value itself (leave-one-out), but the spec's direction
+      sign(mu_in - mu_out) shares mu_out with the standardisation, so records with no
+      signal are flagged a little more often than alpha at small M (simulated, alpha =
+      0.05, no signal: 0.066 at M = 16, 0.060 at M = 64, 0.055 at M = 256); the
+      per-sample average below removes that by taking the two from disjoint halves.
+    - Per-sample average (the ground truth): each record is tested against its own
+      out-distribution and its TPR averaged over records, with nothing fitted on the
+      score being counted (:func:`_split_tests`): the record's out-scores are split in
+      two halves, the direction sign(mu_in - mu_A) compares the record's *other*
+      in-scores with one half, the score is standardised by the other half (ddof = 1)
+      and flagged above the Student-t predictive cut
+      ``t_{n_B-1}^-1(1 - alpha) sqrt(1 + 1/n_B)``; both assignments of the halves are
+      averaged. Out-scores are counted the same way, leave-one-out, which gives
+      ``per_sample_fpr["per_sample_mean"]``. For Gaussian scores its FPR is exactly
+      alpha at every M, and with no signal its TPR is alpha (simulated, alpha = 0.05:
+      0.050 at M = 16, 64 and 256, where fitting direction and threshold on the counted
+      in-score and cutting at Phi^-1 gave 0.134, 0.079, 0.063). With signal it is the
+      TPR of a test that the M models can actually run, so at small M it sits below the
+      known-distribution TPR and converges to it from below (exponential shifts of mean
+      0.8 sd, known truth 0.236: 0.158 at M = 16, 0.217 at M = 64, 0.231 at M = 256).
+      Its interval is the bootstrap over records of the mean of the per-record TPRs.
     - FPC variant: sd_out / sqrt(FPC). Within a pool where targets are drawn from the
       same records as the shadows it is conservative (FPR below alpha); it is the
       right threshold when the target was trained on a fresh draw from the population.
@@ -616,7 +770,7 @@ def evaluate_lira(
 
     # curves
     grid = np.logspace(np.log10(max(1.0 / (n_out.min() * 10), 1e-4)), 0, 80)
-    ps_curve = np.array([float((((core["g"] > stats.norm.ppf(1 - a)) & K).sum(0) / n_in).mean()) for a in grid])
+    ps_curve = _split_curve(core["halves"], keep, grid)
     curves = {
         "naive": _thin(roc_curve(scores.ravel(), K.ravel())),
         "post_processed": _thin(roc_curve(core["pp"].ravel(), K.ravel())),
@@ -624,17 +778,19 @@ def evaluate_lira(
         "per_sample_mean": RocCurve(
             fpr=np.r_[0.0, grid],
             tpr=np.r_[0.0, ps_curve],
-            thresholds=np.r_[np.inf, stats.norm.ppf(1 - grid)],
+            thresholds=np.r_[0.0, grid],  # each record's own cut: the Student-t p-value below alpha
             auc=float(np.trapezoid(np.r_[0.0, ps_curve], np.r_[0.0, grid])),
             n_pos=int(K.sum()),
             n_neg=int(OUT.sum()),
         ),
     }
     typical_n_out = int(np.median(st.n_out[OUT]))
+    typical_half = int(np.median(core["halves"][0].n_ref[K]))
     thresholds = {
         "naive": core["naive"].threshold,
         "normal": z,
-        "student_t": float(stats.t.ppf(1 - fpr, typical_n_out - 1) * math.sqrt(1 + 1 / typical_n_out)),
+        "student_t": float(_t_cut(np.array([typical_n_out]), fpr)[0]),
+        "per_sample_student_t": float(_t_cut(np.array([typical_half]), fpr)[0]),
     }
     extra = []
     if n_out_min <= 1.0 / fpr:
@@ -779,18 +935,49 @@ class LiraResult:
     sweep: ModelsSweep
 
     def to_json(self) -> dict:
+        """The reproducible result: the same data, settings and seed give the same JSON, byte for byte.
+
+        The wall-clock training time is not part of it (see :meth:`timing`).
+        """
         out = self.evaluation.to_json()
         out.update(
             {
                 "model": self.pool.model,
                 "target": self.pool.target,
-                "train_seconds": self.pool.seconds,
                 "train_accuracy": float(self.pool.train_accuracy.mean()),
                 "test_accuracy": float(self.pool.test_accuracy.mean()),
                 "models_sweep": self.sweep.table().to_dict(orient="records"),
             }
         )
+        # Empirical epsilon lower bound of model 0 as the audited target (offline LiRA score, one per record).
+        target_scores, target_members = target_model_scores(self.pool.scores, self.pool.keep, target=0)
+        out["epsilon_lower_bound"] = epsilon_bound_json(target_scores, target_members, seed=0) | {"target_model": 0}
         return out
+
+    def timing(self) -> dict[str, float]:
+        """Wall-clock seconds of the batched training: varies run to run, so kept out of :meth:`to_json`."""
+        return {"train_seconds": self.pool.seconds}
+
+
+def evaluate_pool(
+    pool: ModelPool,
+    *,
+    fpr: float,
+    seed: int = 0,
+    n_bootstrap: int = 200,
+    progress: ProgressFn | None = None,
+) -> LiraResult:
+    """Evaluate a trained pool at alpha and run the what-if over M: the cheap, re-run part.
+
+    The page calls it each time alpha moves and ``run_lira`` (the CLI) calls it once, with
+    the same seed for the record bootstrap and the model subsets, so both show the same
+    numbers.
+    """
+    report = as_progress(progress)
+    report(0.0, "Evaluating naive, post-processed and per-sample rules")
+    ev = evaluate_lira(pool.scores, pool.keep, fpr=fpr, n_bootstrap=n_bootstrap, seed=seed)
+    sw = models_sweep(pool.scores, pool.keep, fpr=fpr, seed=seed, progress=sub_progress(progress, 0.3, 1.0))
+    return LiraResult(pool=pool, evaluation=ev, sweep=sw)
 
 
 def run_lira(
@@ -818,8 +1005,4 @@ def run_lira(
         progress=sub_progress(progress, 0.0, 0.85),
         **train_options,
     )
-    report = as_progress(progress)
-    report(0.86, "Evaluating naive, post-processed and per-sample rules")
-    ev = evaluate_lira(pool.scores, pool.keep, fpr=fpr, n_bootstrap=n_bootstrap, seed=seed)
-    sw = models_sweep(pool.scores, pool.keep, fpr=fpr, seed=seed, progress=sub_progress(progress, 0.9, 1.0))
-    return LiraResult(pool=pool, evaluation=ev, sweep=sw)
+    return evaluate_pool(pool, fpr=fpr, seed=seed, n_bootstrap=n_bootstrap, progress=sub_progress(progress, 0.85, 1.0))

@@ -7,14 +7,8 @@ import streamlit as st
 
 from audit_core.errors import InputError
 from audit_core.fpc import fpc_sweep
-from audit_core.lira import (
-    MIN_MODELS,
-    check_lira_settings,
-    evaluate_lira,
-    models_sweep,
-    train_pool,
-)
-from audit_core.lira import LiraResult as _LiraResult
+from audit_core.limits import MODELS
+from audit_core.lira import MIN_MODELS, LiraResult, check_lira_settings, evaluate_pool, train_pool
 from audit_core.plots.lira import (
     LABELS,
     build_report,
@@ -57,20 +51,22 @@ def _load_sample(path: str) -> pd.DataFrame:
     return read_table(path, name=Path(path).name)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@st.cache_data(show_spinner=False, max_entries=2, max_size="1GB", scope="session")  # dropped when the session ends
 def _load_upload(raw: bytes, name: str) -> pd.DataFrame:
     return read_table(raw, name=name)
 
 
-@st.cache_data(show_spinner="Re-scoring the trained models...", max_entries=16)
-def _evaluate(token: str, fpr: float, _pool) -> tuple:
-    """Cheap part: every aggregation at alpha (keyed on the trained pool's token)."""
-    ev = evaluate_lira(_pool.scores, _pool.keep, fpr=fpr, seed=0)
-    sw = models_sweep(_pool.scores, _pool.keep, fpr=fpr, seed=0)
-    return ev, sw
+@st.cache_data(show_spinner="Re-scoring the trained models...", max_entries=16, max_size="256MB")
+def _evaluate(token: str, fpr: float, seed: int, _pool) -> tuple:
+    """Cheap part: every aggregation at alpha, as the CLI computes it (keyed on the trained pool's token).
+
+    Only the evaluation and the what-if are cached, not the pool they were computed from.
+    """
+    result = evaluate_pool(_pool, fpr=fpr, seed=seed)
+    return result.evaluation, result.sweep
 
 
-@st.cache_data(show_spinner="Simulating the finite-population correction...")
+@st.cache_data(show_spinner="Simulating the finite-population correction...", max_entries=16)
 def _fpc(n_models: int, seed: int):
     return fpc_sweep(n_models=n_models, repeats=100, seed=seed)
 
@@ -120,8 +116,8 @@ if data is not None:
         )
         n_models = right.number_input(
             "Number of models M",
-            min_value=2,
-            max_value=1024,
+            min_value=int(MODELS.low),
+            max_value=int(MODELS.high),
             value=32,
             step=2,
             help=f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models and out of the others.",
@@ -160,11 +156,11 @@ if saved is None:
 pool = saved["pool"]
 fpr = float(alpha)
 try:
-    ev, sw = _evaluate(saved["token"], fpr, pool)
+    ev, sw = _evaluate(saved["token"], fpr, saved["seed"], pool)
 except InputError as exc:
     show_input_error(exc)
     st.stop()
-result = _LiraResult(pool=pool, evaluation=ev, sweep=sw)
+result = LiraResult(pool=pool, evaluation=ev, sweep=sw)
 
 # ----------------------------------------------------------------------------- results
 st.caption(
@@ -187,6 +183,11 @@ for col, (key, label) in zip(cols, short.items(), strict=True):
             help=f"{LABELS[key]}. " + HELP["tpr_at_fpr"],
         )
         st.caption(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)")
+        if key == "per_sample_mean":
+            st.caption(
+                f"Each record tested against its own out-scores, never fitted on the score counted; "
+                f"FPR it holds: {ev.pooled_fpr[key]:.3f}."
+            )
 
 st.subheader("What to report")
 st.success(verdict(result))
@@ -199,7 +200,8 @@ with tab_roc:
     st.caption(
         "Naive pools raw scores of all records and models under one threshold; post-processed (PP) first standardises "
         "each score by its own record's out-distribution (leave-one-model-out), so one threshold means the same FPR for "
-        "every record; the per-sample average thresholds each record separately."
+        "every record; the per-sample average thresholds each record separately (direction and Student-t threshold from "
+        "disjoint halves of its out-scores, so its FPR is alpha for every record; with few models it reads low)."
     )
     st.dataframe(tpr_table(ev), hide_index=True, width="stretch")
 with tab_fpr:
@@ -218,7 +220,7 @@ with tab_m:
         f"pairs, so every record stays in half of them). The dashed line is M = 10/alpha = {ev.required_models}."
     )
 with tab_fpc:
-    sims = _fpc(64, saved["seed"])
+    sims = _fpc(pool.n_models, saved["seed"])
     st.plotly_chart(fpc_figure(sims), width="stretch")
     st.markdown(
         "Efficient LiRA reuses one finite pool of shadow models trained on subsets of the same N+ records. Their spread "

@@ -30,6 +30,9 @@ def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
     values = [float(m.value.rstrip(" %")) for m in at.metric]
     assert all(0.0 <= v <= 100.0 for v in values)
     assert "Report the post-processed TPR" in at.success[0].value
+    assert "per-sample average" in at.success[0].value
+    assert "95 % interval" in at.success[0].value
+    assert any("FPR it holds" in c.value for c in at.caption)  # the per-sample card says what its test holds
     saved = at.session_state[state.Lira.RESULT]
     assert saved["pool"].n_models == 16
     assert saved["pool"].n_samples == 1000

@@ -95,6 +95,50 @@ def test_per_sample_average_and_pp_converge_to_truth_as_m_grows(simulated):
     assert abs(np.nanmean(sw.tpr["per_sample_mean"][-1]) - true_tpr) < 0.03
 
 
+def _no_signal_pool(n_records: int, n_models: int, seed: int):
+    """Scores with no membership signal at all: in- and out-scores of a record share one Gaussian."""
+    rng = np.random.default_rng(seed)
+    keep = balanced_keep_matrix(n_records, n_models=n_models, seed=seed)
+    scores = rng.normal(rng.normal(0.0, 2.0, n_records), rng.uniform(0.3, 2.0, n_records), size=(n_models, n_records))
+    return scores, keep
+
+
+@pytest.mark.parametrize("n_models", [16, 64])
+def test_per_sample_average_reads_alpha_without_signal(n_models):
+    # Fitting the direction on the counted in-score and cutting at Phi^-1 read 0.134 (M = 16) and 0.079 (M = 64).
+    scores, keep = _no_signal_pool(2000, n_models, seed=n_models)
+    ev = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=0)
+    assert abs(ev.tpr["per_sample_mean"] - ALPHA) < 0.01
+    assert abs(ev.pooled_fpr["per_sample_mean"] - ALPHA) < 0.01  # out-scores counted leave-one-out
+    # its sweep entry is the same statistic
+    sw = models_sweep(scores, keep, fpr=ALPHA, sizes=(n_models,), repeats=1)
+    assert sw.tpr["per_sample_mean"][0, 0] == pytest.approx(ev.tpr["per_sample_mean"])
+
+
+def test_per_sample_average_lands_on_the_known_truth_with_signal():
+    # truth: mean over records of 1 - Phi(z_{1-alpha} - shift / sigma), the TPR with known distributions
+    scores, keep, true_tpr = _simulated_pool(600, 256, seed=21)
+    ev = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=0)
+    assert abs(ev.tpr["per_sample_mean"] - true_tpr) < 0.02
+    assert abs(ev.pooled_fpr["per_sample_mean"] - ALPHA) < 0.005  # the FPR holds whatever the signal
+    # with few models it is a lower estimate, never the inflated one of a test fitted on its own score
+    scores, keep, true_tpr = _simulated_pool(2000, 16, seed=22)
+    ev = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=0)
+    assert ev.tpr["per_sample_mean"] < true_tpr
+    assert abs(ev.pooled_fpr["per_sample_mean"] - ALPHA) < 0.005
+
+
+def test_per_sample_interval_covers_alpha_without_signal():
+    # with no signal the per-sample average's expectation is alpha exactly: its 95 % interval must cover it
+    covered = 0
+    for rep in range(60):
+        scores, keep = _no_signal_pool(300, 16, seed=100 + rep)
+        ev = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=200, seed=rep)
+        lo, hi = ev.tpr_ci["per_sample_mean"]
+        covered += lo <= ALPHA <= hi
+    assert covered >= 52  # 94 % in 300 repetitions of this simulation
+
+
 def test_bootstrap_interval_covers_the_estimate(evaluation_64):
     ev, true_tpr = evaluation_64
     for key in ("naive", "post_processed", "post_processed_t", "per_sample_mean"):
@@ -111,6 +155,11 @@ def test_json_has_the_contract_keys(evaluation_64):
     assert {"naive", "post_processed", "post_processed_t", "per_sample_mean"} <= set(j["tpr"])
     for rule in ("naive", "post_processed"):
         assert set(j["per_sample_fpr"][rule]) == {"mean", "std", "p10", "p90"}
+    ps = j["per_sample_mean"]
+    assert ps["tpr"] == j["tpr"]["per_sample_mean"]
+    assert [ps["ci_low"], ps["ci_high"]] == j["tpr_ci"]["per_sample_mean"]
+    assert ps["ci_low"] <= ps["tpr"] <= ps["ci_high"]
+    assert ps["fpr_mean"] == pytest.approx(ALPHA, abs=0.01)
     json.dumps(j)
 
 
