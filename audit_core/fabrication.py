@@ -10,7 +10,15 @@ member. This module
   oriented higher = member and non-negative;
 - measures input-gradient norms (the MFD statistic) and the AR-MIA reweighting
   ``score * tanh(lambda * norm / g_ref)``;
-- sweeps epsilon (the regime map), lambda, step budgets and the adaptive attacker.
+- sweeps epsilon (the regime map), lambda, step budgets and the adaptive attacker;
+- reports every MIA (vanilla and AR-MIA, vs clean and vs fabricated non-members) and
+  MFD through :mod:`audit_core.roc`: AUC, EER and the TPR at each low FPR with its 95 %
+  interval (threshold estimated from the negatives included) and ``supported`` flag.
+
+:func:`setup_fabrication` assembles an audit from its inputs (bundled set or uploaded
+images and model) and :func:`audit_epsilon` reads the radius; the page and the CLI both
+call them, so the same seed and settings give the same numbers on either. Reference
+models always have the audited model's architecture (:func:`prepare_audit`).
 
 Trial notes (METHODS.md §3) explain the regimes: since ``grad CE = (1 - p_y) * ...``
 the gradient-norm collapse appears only where fabricated points are pushed *past* the
@@ -20,9 +28,12 @@ members and fabricated points next to every AUC.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,12 +44,20 @@ from audit_core.errors import InputError
 from audit_core.image_models import (
     ImageData,
     TrainConfig,
+    architecture_of,
     check_model_input,
     load_bundled,
+    load_npz,
+    load_safetensors_model,
+    load_torchscript_model,
+    n_outputs,
     predict_logits,
     train_models,
+    with_model_classes,
 )
-from audit_core.roc import RocCurve, equal_error_rate, roc_curve
+from audit_core.privacy_bound import epsilon_bound_json
+from audit_core.report import InputSummary, describe_input
+from audit_core.roc import DEFAULT_FPRS, AttackMetrics, RocCurve, TprAtFpr, evaluate_attack, roc_curve
 from audit_core.runtime import ProgressFn, as_progress, pick_device, sub_progress
 
 ATTACKS = ("mfa", "ipgd", "icw", "adaptive")
@@ -320,6 +339,8 @@ class FabricationSetup:
     g_ref: float
     g_ref_source: str
     trained_here: bool
+    reference_architecture: str | None = None
+    inputs: tuple[InputSummary, ...] = ()
 
 
 # Defaults chosen where the paper's phenomenon shows on a CPU (measured with
@@ -357,20 +378,26 @@ def prepare_audit(
         The audited model; None trains a small CNN on the members.
     n_reference_models : int
         Offline reference models for LiRA / RMIA (0: LOSS only; the lambda scale then
-        comes from the known members, see ``g_ref_source``). Reference models are small
-        CNNs trained like the bundled target.
+        comes from the known members, see ``g_ref_source``). The reference models are of
+        the audited model's architecture (:func:`~audit_core.image_models.architecture_of`:
+        an uploaded ResNet-18 gets ResNet-18 references, the bundled target small CNNs)
+        and are trained with ``train``, like the bundled target; a model of no built-in
+        architecture gets none (a reference model of another architecture would not
+        tell how *this* model treats an image it never saw).
     """
     progress = as_progress(progress)
     device = device or pick_device()
     train = train or DEFAULT_TRAIN.get(data.name, DEFAULT_TRAIN["digits"])
     trained_here = model is None
+    arch = "small_cnn" if trained_here else architecture_of(model, in_channels=data.shape[0], n_classes=data.n_classes)
+    n_reference_models = n_reference_models if arch is not None else 0
     n_steps = (1 if trained_here else 0) + (1 if n_reference_models else 0)
     part = 0
     if model is None:
         subset = np.zeros((1, data.labels.size), dtype=bool)
         subset[0, data.members] = True
         (model,) = train_models(
-            data.images, data.labels, subset, n_classes=data.n_classes, config=train, seed=seed,
+            data.images, data.labels, subset, n_classes=data.n_classes, config=train, arch=arch, seed=seed,
             device=device, progress=sub_progress(progress, 0, 1 / n_steps),
         )
         part = 1
@@ -380,23 +407,32 @@ def prepare_audit(
     refs = None
     if n_reference_models:
         refs = train_reference_models(
-            data, n_models=n_reference_models, train=train, seed=seed, device=device,
+            data, n_models=n_reference_models, train=train, arch=arch, seed=seed, device=device,
             progress=sub_progress(progress, part / n_steps, 1),
         )
     if refs is not None:
-        g_ref, src = refs.g_ref, "median input-gradient norm of the reference models on their own training images"
+        g_ref, src = refs.g_ref, f"median input-gradient norm of the {arch} reference models on their own training images"
     else:
         g_ref = float(np.median(input_gradient_norms(model, data.images[data.members], data.labels[data.members])))
         src = "median input-gradient norm of the audited model on the known members"
+        if arch is None:
+            src += " (no reference models: the model is not of a built-in architecture)"
     progress(1.0, "models ready")
     return FabricationSetup(data=data, model=model, refs=refs, g_ref=max(g_ref, 1e-30), g_ref_source=src,
-                            trained_here=trained_here)
+                            trained_here=trained_here, reference_architecture=arch if refs is not None else None)
 
 
 def train_reference_models(
-    data: ImageData, *, n_models: int, train: TrainConfig, seed: int, device=None, progress: ProgressFn | None = None
+    data: ImageData,
+    *,
+    n_models: int,
+    train: TrainConfig,
+    arch: str = "small_cnn",
+    seed: int,
+    device=None,
+    progress: ProgressFn | None = None,
 ) -> ReferenceModels:
-    """Train ``n_models`` offline reference models as one batch (METHODS.md §3).
+    """Train ``n_models`` offline reference models of architecture ``arch`` as one batch (METHODS.md §3).
 
     Each trains, like the target, on a random subset the size of the member set drawn
     from 80 % of the reference pool; the other 20 % is RMIA's population sample.
@@ -412,7 +448,7 @@ def train_reference_models(
     subsets = np.zeros((n_models, data.labels.size), dtype=bool)
     for k in range(n_models):
         subsets[k, rng.choice(train_pool, size=size, replace=False)] = True
-    models = train_models(data.images, data.labels, subsets, n_classes=data.n_classes, config=train,
+    models = train_models(data.images, data.labels, subsets, n_classes=data.n_classes, config=train, arch=arch,
                           seed=seed + 1, device=device, progress=progress)
     norms = [input_gradient_norms(m, data.images[s], data.labels[s]) for m, s in zip(models, subsets, strict=True)]
     return ReferenceModels(models=models, population=population, g_ref=float(np.median(np.concatenate(norms))))
@@ -431,32 +467,87 @@ class Groups:
         return {k: float(np.median(getattr(self, k))) for k in ("members", "non_members", "fabricated")}
 
 
-def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
-    return float(roc_curve(np.r_[pos, neg], np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)]).auc)
-
-
-def _eer(pos: np.ndarray, neg: np.ndarray) -> float:
-    return float(equal_error_rate(np.r_[pos, neg], np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)]))
+def _pos_neg(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.r_[pos, neg], np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)]
 
 
 def curve(pos: np.ndarray, neg: np.ndarray) -> RocCurve:
     """ROC of positives ``pos`` against negatives ``neg`` (higher = positive)."""
-    return roc_curve(np.r_[pos, neg], np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)])
+    return roc_curve(*_pos_neg(pos, neg))
+
+
+def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
+    return float(curve(pos, neg).auc)
+
+
+def evaluate(pos: np.ndarray, neg: np.ndarray, *, fprs: Sequence[float] = DEFAULT_FPRS) -> AttackMetrics:
+    """AUC, EER and the TPR at each target FPR with its 95 % interval (:func:`audit_core.roc.evaluate_attack`).
+
+    ``pos`` are the positives (members for an MIA, fabricated images for MFD), ``neg``
+    the negatives, scores higher = positive. The interval accounts for the threshold
+    being estimated from the negatives; ``supported`` is False below ``10 / fpr`` negatives.
+    """
+    return evaluate_attack(*_pos_neg(pos, neg), fprs=tuple(fprs))
+
+
+def tpr_json(tprs: dict[str, TprAtFpr]) -> dict[str, dict]:
+    """``{"0.01": {tpr, ci_low, ci_high, achieved_fpr, n_neg, supported, threshold, n_pos, target_fpr}, ...}``."""
+    return {k: t.to_json() for k, t in tprs.items()}
 
 
 @dataclass(frozen=True)
 class MiaSummary:
-    """A vanilla MIA on members vs clean and vs fabricated non-members."""
+    """An MIA on members (positives) vs clean and vs fabricated non-members (negatives).
 
-    auc_clean: float
-    auc_fabricated: float
-    eer_clean: float
-    eer_fabricated: float
+    ``clean`` and ``fabricated`` carry AUC, EER and the TPR at each low FPR with its
+    interval (:func:`evaluate`).
+    """
+
+    clean: AttackMetrics = field(repr=False)
+    fabricated: AttackMetrics = field(repr=False)
+
+    @property
+    def auc_clean(self) -> float:
+        """AUC, members vs clean non-members."""
+        return self.clean.auc
+
+    @property
+    def auc_fabricated(self) -> float:
+        """AUC, members vs fabricated non-members."""
+        return self.fabricated.auc
+
+    @property
+    def eer_clean(self) -> float:
+        """Equal error rate, members vs clean non-members."""
+        return self.clean.eer
+
+    @property
+    def eer_fabricated(self) -> float:
+        """Equal error rate, members vs fabricated non-members (higher = MIA fooled more)."""
+        return self.fabricated.eer
+
+    @property
+    def tpr_clean(self) -> dict[str, TprAtFpr]:
+        """TPR at each target FPR (keys "0.001", "0.01", "0.1"), members vs clean non-members."""
+        return self.clean.tpr_at_fpr
+
+    @property
+    def tpr_fabricated(self) -> dict[str, TprAtFpr]:
+        """TPR at each target FPR, members vs fabricated non-members (the FPR counts fabricated images)."""
+        return self.fabricated.tpr_at_fpr
 
     @property
     def error_area(self) -> float:
         """1 - AUC on members vs fabricated (higher = MIA fooled more)."""
         return 1.0 - self.auc_fabricated
+
+    def to_json(self) -> dict:
+        """AUCs and EERs, and ``tpr_at_fpr_clean`` / ``tpr_at_fpr_fabricated`` with their intervals."""
+        return {
+            "auc_clean": self.auc_clean, "auc_fabricated": self.auc_fabricated,
+            "eer_clean": self.eer_clean, "eer_fabricated": self.eer_fabricated,
+            "tpr_at_fpr_clean": tpr_json(self.tpr_clean), "tpr_at_fpr_fabricated": tpr_json(self.tpr_fabricated),
+        }
 
 
 @dataclass(frozen=True)
@@ -524,19 +615,29 @@ class FabricationResult:
     budgets: tuple[EpsilonPoint, ...]
     adaptive: tuple[AdaptivePoint, ...]
     model_accuracy: dict[str, float]
+    reference_architecture: str | None = None
 
     @property
     def mias(self) -> tuple[str, ...]:
         """Names of the MIAs scored."""
         return tuple(self.scores)
 
-    def mia(self, name: str = "loss") -> MiaSummary:
-        """Vanilla MIA summary."""
-        s = self.scores[name]
-        return MiaSummary(
-            auc_clean=_auc(s.members, s.non_members), auc_fabricated=_auc(s.members, s.fabricated),
-            eer_clean=_eer(s.members, s.non_members), eer_fabricated=_eer(s.members, s.fabricated),
-        )
+    def mia(self, name: str = "loss", *, lam: float | None = None) -> MiaSummary:
+        """MIA ``name`` on members vs clean and vs fabricated non-members, with TPR intervals.
+
+        ``lam`` None: the vanilla MIA; a number: AR-MIA at that normalised lambda
+        (:meth:`ar_scores`; no model call).
+        """
+        s = self.scores[name] if lam is None else self.ar_scores(lam=lam, mia=name)
+        return MiaSummary(clean=evaluate(s.members, s.non_members), fabricated=evaluate(s.members, s.fabricated))
+
+    def mfd(self) -> AttackMetrics:
+        """MFD (low gradient norm = fabricated): fabricated images (positives) vs real members (negatives).
+
+        Its TPR at FPR alpha is the share of fabricated images flagged while flagging at
+        most alpha of the real members.
+        """
+        return evaluate(-self.norms.fabricated, -self.norms.members)
 
     @property
     def mfd_auc(self) -> float:
@@ -567,9 +668,21 @@ class FabricationResult:
         return [self.ar_mia(lam=lam, mia=mia) for lam in self.lambdas]
 
     def to_json(self) -> dict:
-        """DESIGN.md's fabrication keys (``mia.*``, ``mfd.*``, ``ar_mia.*``) plus per-MIA detail."""
-        loss = self.mia("loss")
-        ar = self.ar_mia(lam=self.lam)
+        """DESIGN.md's fabrication keys (``mia.*``, ``mfd.*``, ``ar_mia.*``) plus per-MIA detail.
+
+        Added keys: ``mia.tpr_at_fpr_clean`` / ``mia.tpr_at_fpr_fabricated``, the same
+        under ``ar_mia`` and in each ``by_attack`` entry, and ``mfd.tpr_at_fpr``: per target
+        FPR ("0.001", "0.01", "0.1") ``{tpr, ci_low, ci_high, achieved_fpr, n_neg, supported,
+        threshold, n_pos, target_fpr}``; ``reference_architecture``.
+        """
+        vanilla = {m: self.mia(m).to_json() for m in self.mias}
+        for m in self.mias:  # empirical epsilon lower bound of each MIA: real members vs clean non-members
+            g = self.scores[m]
+            member = np.r_[np.ones(g.members.size, dtype=bool), np.zeros(g.non_members.size, dtype=bool)]
+            vanilla[m]["epsilon_lower_bound"] = epsilon_bound_json(np.r_[g.members, g.non_members], member, seed=self.seed)
+        robust = {m: self.mia(m, lam=self.lam).to_json() for m in self.mias}
+        loss, ar = vanilla["loss"], robust["loss"]
+        mfd = self.mfd()
         return {
             "dataset": self.dataset,
             "epsilon": self.epsilon,
@@ -579,34 +692,28 @@ class FabricationResult:
             "seed": self.seed,
             "g_ref": self.g_ref,
             "g_ref_source": self.g_ref_source,
+            "reference_architecture": self.reference_architecture,
             "n_members": int(self.norms.members.size),
             "n_non_members": int(self.norms.non_members.size),
             "model_accuracy": self.model_accuracy,
             "mia": {
-                "auc_clean": loss.auc_clean,
-                "auc_fabricated": loss.auc_fabricated,
-                "eer_clean": loss.eer_clean,
-                "eer_fabricated": loss.eer_fabricated,
-                "error_area_fabricated": loss.error_area,
-                "by_attack": {
-                    m: {k: getattr(self.mia(m), k) for k in ("auc_clean", "auc_fabricated", "eer_clean", "eer_fabricated")}
-                    for m in self.mias
-                },
+                **loss,
+                "error_area_fabricated": 1.0 - loss["auc_fabricated"],
+                "by_attack": vanilla,
             },
-            "mfd": {"auc": self.mfd_auc, "median_grad_norm": self.norms.medians()},
+            "mfd": {"auc": mfd.auc, "median_grad_norm": self.norms.medians(), "eer": mfd.eer,
+                    "tpr_at_fpr": tpr_json(mfd.tpr_at_fpr)},
             "median_confidence": self.confidence.medians(),
             "ar_mia": {
-                "auc_clean": ar.auc_clean,
-                "auc_fabricated": ar.auc_fabricated,
+                "auc_clean": ar["auc_clean"],
+                "auc_fabricated": ar["auc_fabricated"],
+                "tpr_at_fpr_clean": ar["tpr_at_fpr_clean"],
+                "tpr_at_fpr_fabricated": ar["tpr_at_fpr_fabricated"],
                 "by_lambda": [
                     {"lambda": p.lam, "auc_clean": p.auc_clean, "auc_fabricated": p.auc_fabricated}
                     for p in self.by_lambda()
                 ],
-                "by_attack": {
-                    m: {"auc_clean": self.ar_mia(lam=self.lam, mia=m).auc_clean,
-                        "auc_fabricated": self.ar_mia(lam=self.lam, mia=m).auc_fabricated}
-                    for m in self.mias
-                },
+                "by_attack": robust,
             },
             "regime": [
                 _point_json(p) | {"ar_mia_auc_clean": a.auc_clean, "ar_mia_auc_fabricated": a.auc_fabricated}
@@ -766,8 +873,106 @@ def run_fabrication(
         g_ref=setup.g_ref, g_ref_source=setup.g_ref_source, scores=scores, norms=norms, confidence=conf,
         gallery_original=x_non[:g], gallery_fabricated=x_fab[:g], gallery_labels=y_non[:g],
         lambdas=tuple(float(v) for v in lambdas), regime=tuple(regime), budgets=tuple(cmp_points),
-        adaptive=tuple(adaptive), model_accuracy=acc,
+        adaptive=tuple(adaptive), model_accuracy=acc, reference_architecture=setup.reference_architecture,
     )
+
+
+MODEL_FORMATS = ("safetensors", "torchscript")
+
+
+def audit_epsilon(epsilon: str | float | None, dataset: str | None) -> float:
+    """The attack radius of an audit: ``epsilon`` parsed (``"8/255"``, ``0.03``), or the data set's default.
+
+    The default is 32/255 for the bundled sets and for uploads (``dataset`` None): below
+    about 16/255 fabricated confidence on 8x8 digits stays under the members' and the
+    gradient norm does not collapse. The page's slider (in /255) and the CLI's
+    ``--epsilon`` both come through here.
+    """
+    if epsilon is None:
+        return DEFAULT_EPSILON.get(dataset or "digits", 8 / 255)
+    return parse_epsilon(epsilon)
+
+
+def _source(source: str | Path | bytes, what: str, name: str | None) -> tuple[str | Path | bytes, str]:
+    """``(source, name)``: bytes as given, or a path that must be an existing file."""
+    if isinstance(source, bytes | bytearray):
+        return bytes(source), name or what
+    path = Path(source)
+    if not path.is_file():
+        raise InputError(f"The {what} file {path} does not exist.")
+    return path, name or path.name
+
+
+def _summary(name: str, source: Path | bytes, rows: int, detail: str) -> InputSummary:
+    """The report's line for an uploaded file: its SHA-256 as given (``sha256sum`` of the file)."""
+    h = hashlib.sha256()
+    if isinstance(source, bytes):
+        h.update(source)
+    else:
+        with source.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return InputSummary(name, rows, 0, h.hexdigest(), detail)
+
+
+def setup_fabrication(
+    *,
+    dataset: str | None = None,
+    images: str | Path | bytes | None = None,
+    images_name: str | None = None,
+    model: str | Path | bytes | None = None,
+    model_name: str | None = None,
+    model_format: str = "safetensors",
+    architecture: str = "small_cnn",
+    trusted: bool = False,
+    n_reference_models: int = 4,
+    train: TrainConfig | None = None,
+    seed: int,
+    device=None,
+    progress: ProgressFn | None = None,
+) -> FabricationSetup:
+    """Assemble an audit from its inputs: the one place the page and the CLI build it (same seed, same numbers).
+
+    Either a bundled ``dataset`` (members / non-members of :data:`DEFAULT_SIZES`, a small
+    CNN trained here) or uploaded ``images`` (an ``.npz`` path or its bytes; half of the
+    non-members become the reference pool) with an optional ``model`` (safetensors
+    weights of ``architecture``, or a TorchScript file when ``model_format`` is
+    ``"torchscript"`` and ``trusted``; none: a small CNN is trained on the members).
+    ``n_reference_models`` reference models (of the audited model's architecture, see
+    :func:`prepare_audit`) are trained when the reference pool has at least 30 images,
+    otherwise none. The returned setup carries the inputs' summaries (SHA-256 of the
+    files as given) for the report.
+    """
+    if images is not None and dataset is not None:
+        raise InputError("Give either your own images or a bundled data set, not both.")
+    if model is not None and images is None:
+        raise InputError("A model needs its images: the images, labels and member mask it is audited on.")
+    if model_format not in MODEL_FORMATS:
+        raise InputError(f"Unknown model format {model_format!r}; choose one of {', '.join(MODEL_FORMATS)}.")
+    if images is None:
+        name = dataset or "digits"
+        n_mem, n_non = DEFAULT_SIZES.get(name, (None, None))
+        data = load_bundled(name, seed=seed, n_members=n_mem, n_non_members=n_non)
+        inputs = [describe_input(name, data.images, detail="bundled")]
+        loaded = None
+    else:
+        src, name = _source(images, "image", images_name)
+        data = load_npz(src, seed=seed, name=name)
+        inputs = [_summary(name, src, data.labels.size, f"{data.n_classes} classes, {data.members.size} members")]
+        loaded = None
+        if model is not None:
+            msrc, mname = _source(model, "model", model_name)
+            if model_format == "torchscript":
+                loaded = load_torchscript_model(msrc, trusted=trusted, device=device)
+            else:
+                loaded = load_safetensors_model(msrc, arch=architecture, in_channels=data.shape[0], device=device)
+            data = with_model_classes(data, n_outputs(loaded, data.shape))
+            inputs.append(_summary(mname, msrc, 0, architecture if model_format == "safetensors" else model_format))
+        if data.reference.size < 30:
+            n_reference_models = 0
+    setup = prepare_audit(data, model=loaded, train=train, n_reference_models=n_reference_models, seed=seed,
+                          device=device, progress=progress)
+    return dataclasses.replace(setup, inputs=tuple(inputs))
 
 
 def fabrication_audit(
@@ -784,13 +989,9 @@ def fabrication_audit(
 ) -> FabricationResult:
     """The default audit on a bundled data set: load, train, attack, measure.
 
-    ``epsilon`` None takes the data set's default (32/255: below about 16/255 fabricated
-    confidence stays under the members' and the gradient norm does not collapse).
+    ``epsilon`` None takes the data set's default (:func:`audit_epsilon`).
     """
-    n_mem, n_non = DEFAULT_SIZES.get(dataset, (None, None))
-    data = load_bundled(dataset, seed=seed, n_members=n_mem, n_non_members=n_non)
-    setup = prepare_audit(data, n_reference_models=n_reference_models, seed=seed,
-                          progress=sub_progress(progress, 0.0, 0.4))
-    eps = DEFAULT_EPSILON.get(dataset, 8 / 255) if epsilon is None else epsilon
-    return run_fabrication(setup, epsilon=eps, steps=steps, attack=attack, lam=lam, seed=seed,
-                           progress=sub_progress(progress, 0.4, 1.0), **run_kwargs)
+    setup = setup_fabrication(dataset=dataset, n_reference_models=n_reference_models, seed=seed,
+                              progress=sub_progress(progress, 0.0, 0.4))
+    return run_fabrication(setup, epsilon=audit_epsilon(epsilon, dataset), steps=steps, attack=attack, lam=lam,
+                           seed=seed, progress=sub_progress(progress, 0.4, 1.0), **run_kwargs)

@@ -489,6 +489,23 @@ def make_model(arch: str, *, in_channels: int, n_classes: int) -> nn.Module:
     raise InputError(f"Unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}.")
 
 
+def architecture_of(model: nn.Module, *, in_channels: int, n_classes: int) -> str | None:
+    """The built-in architecture ``model`` is an instance of, or None.
+
+    Decided by the weights, not the Python class: the built-in architecture (at these
+    channels and classes) whose parameter and buffer names and shapes are exactly the
+    model's. So a TorchScript export of a built-in model is recognised too, and a
+    custom network is not mistaken for one.
+    """
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    for arch in ARCHITECTURES:
+        with torch.device("meta"):
+            candidate = make_model(arch, in_channels=in_channels, n_classes=n_classes)
+        if shapes == {k: tuple(v.shape) for k, v in candidate.state_dict().items()}:
+            return arch
+    return None
+
+
 def n_outputs(model: nn.Module, shape: Sequence[int], *, device=None) -> int:
     """Number of classes ``model`` outputs for images of ``shape``; refuses shapes it does not take."""
     device = device or next(model.parameters()).device
@@ -646,20 +663,22 @@ def train_models(
     *,
     n_classes: int,
     config: TrainConfig = TrainConfig(),
+    arch: str = "small_cnn",
     seed: int,
     device=None,
     progress: ProgressFn | None = None,
 ) -> list[nn.Module]:
-    """Train one small CNN per row of ``subsets`` (a boolean (M, n) mask), all as one batch.
+    """Train one model of architecture ``arch`` per row of ``subsets`` (a boolean (M, n) mask), all as one batch.
 
-    The M models share nothing but the computation: parameters are stacked and the
-    forward/backward pass is ``torch.func.vmap``-ed, each model drawing its own
-    minibatches of equal size from its own subset.
+    The M models share nothing but the computation: parameters and buffers are stacked
+    and the forward/backward pass is ``torch.func.vmap``-ed, each model drawing its own
+    minibatches of equal size from its own subset (a ResNet-18's batch-norm statistics
+    are each model's own too).
 
     Returns
     -------
-    list of SmallCNN
-        In eval mode, on ``device``.
+    list of nn.Module
+        Models of ``arch`` (:func:`make_model`), in eval mode, on ``device``.
     """
     from torch.func import functional_call, stack_module_state
 
@@ -673,9 +692,9 @@ def train_models(
     models = []
     for _ in range(m):
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-        models.append(SmallCNN(in_ch, n_classes).to(device))
+        models.append(make_model(arch, in_channels=in_ch, n_classes=n_classes).to(device).train())
     params, buffers = stack_module_state(models)
-    base = SmallCNN(in_ch, n_classes).to("meta")
+    base = make_model(arch, in_channels=in_ch, n_classes=n_classes).to("meta").train()
     x_all = torch.as_tensor(images, device=device)
     y_all = torch.as_tensor(labels, device=device)
     idx_lists = [np.flatnonzero(s) for s in subsets]
@@ -707,10 +726,35 @@ def train_models(
         progress((epoch + 1) / config.epochs, f"training {m} model(s): epoch {epoch + 1}/{config.epochs}")
     out = []
     for k in range(m):
-        model = SmallCNN(in_ch, n_classes).to(device)
-        model.load_state_dict({name: p[k].detach().clone() for name, p in params.items()})
+        model = make_model(arch, in_channels=in_ch, n_classes=n_classes).to(device)
+        model.load_state_dict({name: t[k].detach().clone() for name, t in (params | buffers).items()})
+        _recalibrate_batch_norm(model, x_all[torch.as_tensor(idx_lists[k], device=device)])
         out.append(model.eval())
     return out
+
+
+@torch.no_grad()
+def _recalibrate_batch_norm(model: nn.Module, images: torch.Tensor, *, batch_size: int = 512) -> None:
+    """Set batch-norm running statistics to their average over the model's own training images.
+
+    The running averages of training (momentum 0.1) still remember the first steps when
+    a model trains for few steps, so the eval-mode model would differ from the one
+    trained. One pass over the training images with a cumulative average ("precise
+    BN") fixes that; models without batch norm are left as they are.
+    """
+    norms = [mod for mod in model.modules() if isinstance(mod, nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    momenta = [bn.momentum for bn in norms]
+    for bn in norms:
+        bn.reset_running_stats()
+        bn.momentum = None  # cumulative average over the batches below
+    model.train()
+    for i in range(0, images.shape[0], batch_size):
+        model(images[i : i + batch_size])
+    for bn, mom in zip(norms, momenta, strict=True):
+        bn.momentum = mom
+    model.eval()
 
 
 @torch.no_grad()

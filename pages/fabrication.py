@@ -3,16 +3,8 @@
 import streamlit as st
 
 from audit_core.errors import InputError
-from audit_core.fabrication import DEFAULT_EPSILON, DEFAULT_SIZES, MIAS, prepare_audit, run_fabrication
-from audit_core.image_models import (
-    ARCHITECTURES,
-    load_bundled,
-    load_npz,
-    load_safetensors_model,
-    load_torchscript_model,
-    n_outputs,
-    with_model_classes,
-)
+from audit_core.fabrication import DEFAULT_EPSILON, MIAS, audit_epsilon, run_fabrication, setup_fabrication
+from audit_core.image_models import ARCHITECTURES
 from audit_core.limits import ATTACK_STEPS
 from audit_core.plots.fabrication import (
     MIA_LABELS,
@@ -29,9 +21,10 @@ from audit_core.plots.fabrication import (
     regime_table,
     roc_figure,
     score_histogram,
+    tpr_table,
     verdict,
 )
-from audit_core.report import describe_input
+from audit_core.roc import DEFAULT_FPRS
 from ui import state
 from ui.common import (
     HELP,
@@ -43,7 +36,9 @@ from ui.common import (
     require_router,
     seed_input,
     show_input_error,
+    stored_result,
     take_autorun,
+    tpr_card,
 )
 
 require_router()
@@ -55,25 +50,7 @@ SOURCES = {
     "Upload images (.npz) and a model": "upload",
 }
 LAMBDAS = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
-
-
-def _bundled_setup(name: str, seed: int, progress):
-    n_mem, n_non = DEFAULT_SIZES[name]
-    data = load_bundled(name, seed=seed, n_members=n_mem, n_non_members=n_non)
-    return prepare_audit(data, seed=seed, progress=progress)
-
-
-def _upload_setup(npz: bytes, model_bytes: bytes | None, kind: str, arch: str, trusted: bool, seed: int, progress):
-    data = load_npz(npz, seed=seed, name="upload")
-    model = None
-    if model_bytes is not None:
-        if kind == "torchscript":
-            model = load_torchscript_model(model_bytes, trusted=trusted)
-        else:
-            model = load_safetensors_model(model_bytes, arch=arch, in_channels=data.shape[0])
-        data = with_model_classes(data, n_outputs(model, data.shape))
-    n_refs = 4 if data.reference.size >= 30 else 0
-    return prepare_audit(data, model=model, n_reference_models=n_refs, seed=seed, progress=progress)
+FPR_KEYS = [f"{f:g}" for f in DEFAULT_FPRS]
 
 
 st.title("🎭 Fabricated members: attack, detection, robust MIA")
@@ -96,7 +73,11 @@ with st.form("fabrication.form"):
         "Model: safetensors weights of a built-in architecture, or TorchScript (.pt). Empty: train a small CNN on "
         "the members.", type=["safetensors", "pt"], key="fabrication.model",
     )
-    arch = left.selectbox("Architecture of the weights", ARCHITECTURES, help="small_cnn or a CIFAR-style ResNet-18.")
+    arch = left.selectbox(
+        "Architecture of the weights", ARCHITECTURES,
+        help="small_cnn or a CIFAR-style ResNet-18. The LiRA / RMIA reference models are trained with the architecture "
+        "of the audited model.",
+    )
     trusted = left.checkbox(
         "I trust this TorchScript file (it contains code)", key=state.Fabrication.TRUST,
         help="Safetensors weights hold only numbers and never run code; TorchScript is loaded only if you tick this.",
@@ -135,21 +116,25 @@ if submitted:
             raw = npz.getvalue()
             mbytes = model_file.getvalue() if model_file is not None else None
             kind = "torchscript" if model_file is not None and model_file.name.endswith(".pt") else "safetensors"
-            key = fingerprint("fab-setup", raw, mbytes or b"", kind, arch, bool(trusted), int(seed))
-            setup = cached_run("Loading and training models", key, _upload_setup, raw, mbytes, kind, arch,
-                               bool(trusted), int(seed))
-            inputs = [describe_input(npz.name, raw)] + ([describe_input(model_file.name, mbytes)] if mbytes else [])
+            names = (npz.name, model_file.name if model_file is not None else None)
+            key = fingerprint("fab-setup", raw, mbytes or b"", names, kind, arch, bool(trusted), int(seed))
+            setup = cached_run(
+                "Loading and training models", key, setup_fabrication, images=raw, images_name=names[0],
+                model=mbytes, model_name=names[1], model_format=kind, architecture=arch, trusted=bool(trusted),
+                seed=int(seed),
+            )
         else:
             key = fingerprint("fab-setup", source, int(seed))
-            setup = cached_run(f"Training the target and reference models on {source}", key, _bundled_setup,
-                               source, int(seed))
-            inputs = [describe_input(source, setup.data.images, detail="bundled")]
-        run_key = fingerprint("fab-run", key, eps_255, int(steps), attack, int(seed))
+            setup = cached_run(f"Training the target and reference models on {source}", key, setup_fabrication,
+                               dataset=source, seed=int(seed))
+        epsilon = audit_epsilon(f"{eps_255}/255", None if source == "upload" else source)
+        run_key = fingerprint("fab-run", key, epsilon, int(steps), attack, int(seed))
         result = cached_run(
             f"Fabricating members ({attack}, epsilon {eps_255}/255, T = {int(steps)})", run_key, run_fabrication,
-            setup, epsilon=eps_255 / 255, steps=int(steps), attack=attack, lam=1.0, seed=int(seed),
+            setup, epsilon=epsilon, steps=int(steps), attack=attack, lam=1.0, seed=int(seed),
         )
-        st.session_state[state.Fabrication.RESULT] = {"result": result, "inputs": inputs}
+        # The session keeps the key, not the result: the bounded store holds it (ui.common.ResultStore).
+        st.session_state[state.Fabrication.RESULT] = {"key": run_key, "inputs": list(setup.inputs)}
     except InputError as exc:
         show_input_error(exc)
 
@@ -162,7 +147,10 @@ if saved is None:
     )
     st.stop()
 
-result = saved["result"]
+result = stored_result(saved["key"])
+if result is None:
+    st.info("This result was dropped from the server's memory to make room for other audits: run it again.")
+    st.stop()
 if mia not in result.mias:
     st.warning(f"{MIA_LABELS[mia]} needs reference models, which this run has not; showing LOSS.")
     mia = "loss"
@@ -172,7 +160,8 @@ ar = result.ar_mia(lam=float(lam), mia=mia)
 st.caption(
     f"{result.dataset}: {result.norms.members.size} members, {result.norms.non_members.size} non-members; model accuracy "
     f"{result.model_accuracy['members']:.3f} on members, {result.model_accuracy['non_members']:.3f} on non-members. "
-    f"Attack {result.attack}, epsilon {eps255(result.epsilon)}, T = {result.steps}."
+    f"Attack {result.attack}, epsilon {eps255(result.epsilon)}, T = {result.steps}. Reference models: "
+    f"{(result.reference_architecture or 'none (LOSS only)')}."
 )
 cols = st.columns(5)
 with cols[0]:
@@ -187,6 +176,34 @@ with cols[3]:
     metric_card(f"AR-MIA AUC, fabricated (lambda {lam:g})", f"{ar.auc_fabricated:.3f}")
 with cols[4]:
     metric_card(f"AR-MIA AUC, clean (lambda {lam:g})", f"{ar.auc_clean:.3f}")
+
+ar_tpr = result.mia(mia, lam=float(lam))
+mfd = result.mfd()
+supported = [k for k in FPR_KEYS if van.tpr_clean[k].supported]
+fpr_key = st.radio(
+    "Target FPR of the TPR cards", FPR_KEYS, index=FPR_KEYS.index(supported[0]) if supported else len(FPR_KEYS) - 1,
+    format_func=lambda k: f"{100 * float(k):g} %", horizontal=True, key=state.Fabrication.FPR,
+    help="Each TPR comes with its 95 % interval (threshold estimated from the negatives included) and the number of "
+    "negatives behind it; ⚠ marks an FPR the data cannot measure (fewer than 10/FPR negatives).",
+)
+pct = f"{100 * float(fpr_key):g} %"
+cols = st.columns(4)
+with cols[0]:
+    tpr_card(f"MIA TPR at {pct} FPR, clean", van.tpr_clean[fpr_key])
+with cols[1]:
+    tpr_card(f"MIA TPR at {pct} FPR, fabricated", van.tpr_fabricated[fpr_key])
+with cols[2]:
+    tpr_card(f"AR-MIA TPR at {pct} FPR, fabricated (lambda {lam:g})", ar_tpr.tpr_fabricated[fpr_key])
+with cols[3]:
+    tpr_card(f"MFD TPR at {pct} FPR (fabricated flagged)", mfd.tpr_at_fpr[fpr_key])
+if not van.tpr_clean[fpr_key].supported or not mfd.tpr_at_fpr[fpr_key].supported:
+    st.warning(
+        f"With {result.norms.non_members.size:,} non-members and {result.norms.members.size:,} members, a TPR at {pct} "
+        "FPR is not measurable (it needs at least 10/FPR negatives); those cards are marked ⚠. Their intervals show how "
+        "little they say."
+    )
+with st.expander("Every TPR at low FPR, with its 95 % interval (all MIAs, vanilla and AR-MIA, and MFD)"):
+    st.dataframe(tpr_table(result, lam=float(lam)), hide_index=True, width="stretch")
 st.info(regime_sentence(result))
 st.success(verdict(result))
 remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",

@@ -21,6 +21,7 @@ from audit_core.plots.common import (
     log_roc_figure,
 )
 from audit_core.report import InputSummary, Report
+from audit_core.roc import INTERVAL_LIMIT
 
 MIA_LABELS = {"loss": "LOSS / confidence", "lira": "offline LiRA", "rmia": "RMIA"}
 ATTACK_LABELS = {"mfa": "MFA", "ipgd": "I-PGD", "icw": "I-CW", "adaptive": "adaptive MFA"}
@@ -267,12 +268,42 @@ def adaptive_table(result: FabricationResult) -> pd.DataFrame:
                           "median grad norm (fabricated)": p.median_norm_fabricated} for p in result.adaptive])
 
 
+def tpr_table(result: FabricationResult, *, lam: float | None = None) -> pd.DataFrame:
+    """TPR at each low FPR with its 95 % interval: every MIA (vanilla and AR-MIA) vs clean and fabricated, and MFD.
+
+    For an MIA the positives are the members and the FPR counts the negatives named in
+    ``negatives``; for MFD the positives are the fabricated images and the FPR counts
+    real members wrongly flagged as fabricated.
+    """
+    lam = result.lam if lam is None else lam
+    rows = []
+
+    def add(measure: str, negatives: str, tprs: dict) -> None:
+        for t in tprs.values():
+            rows.append({
+                "measure": measure, "negatives": negatives, "target FPR": t.target_fpr, "TPR": t.tpr,
+                "95 % CI low": t.ci_low, "95 % CI high": t.ci_high, "achieved FPR": t.achieved_fpr,
+                "n negatives": t.n_neg, "supported (>= 10/FPR negatives)": bool(t.supported),
+            })
+
+    for m in result.mias:
+        for label, summary in ((MIA_LABELS.get(m, m), result.mia(m)),
+                               (f"AR-MIA ({MIA_LABELS.get(m, m)}, lambda={lam:g})", result.mia(m, lam=lam))):
+            add(label, "clean non-members", summary.tpr_clean)
+            add(label, "fabricated non-members", summary.tpr_fabricated)
+    add("MFD (fabricated flagged)", "real members", result.mfd().tpr_at_fpr)
+    return pd.DataFrame(rows)
+
+
 def _headline_metrics(result: FabricationResult) -> dict:
     """The JSON summary without its long lists (those are tables in the report)."""
     j = result.to_json()
     for key in ("regime", "budgets", "adaptive"):
         j.pop(key, None)
     j["ar_mia"] = {k: v for k, v in j["ar_mia"].items() if k != "by_lambda"}
+    for part in ("mia", "ar_mia"):  # per-MIA intervals are the "TPR at low FPR" table
+        j[part]["by_attack"] = {m: {k: v for k, v in d.items() if not k.startswith("tpr_at_fpr")}
+                                for m, d in j[part]["by_attack"].items()}
     return j
 
 
@@ -301,7 +332,13 @@ def build_report(
         "The regime matters: the gradient-norm collapse appears only where fabricated confidence passes the members'; "
         "see the regime map before trusting MFD or AR-MIA at another epsilon.",
         f"lambda is normalised by g_ref = {result.g_ref:.3g} ({result.g_ref_source}).",
-        "Reference models for LiRA / RMIA are small CNNs trained here like the bundled target, offline (OUT only).",
+        (f"Reference models for LiRA / RMIA have the audited model's architecture ({result.reference_architecture}) "
+         "and are trained here like the bundled target, offline (OUT only: none saw a scored image)."
+         if result.reference_architecture else
+         "No reference models: LiRA and RMIA are not scored (the model is not of a built-in architecture, or the "
+         "reference pool has fewer than 30 images)."),
+        INTERVAL_LIMIT,
+        "TPRs at FPRs below 10 / (number of negatives) are not supported by the data (flagged in the table).",
         "Attack comparison and adaptive attacker use a random subset of the non-members.",
     ]
     return Report(
@@ -313,6 +350,7 @@ def build_report(
         metrics=_headline_metrics(result),
         figures=figures,
         tables=[
+            ("TPR at low FPR (95 % intervals)", tpr_table(result)),
             ("Regime map", regime_table(result)),
             ("AR-MIA by lambda", lambda_table(result)),
             ("Attacks and step budgets", budgets_table(result)),

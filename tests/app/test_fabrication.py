@@ -1,13 +1,26 @@
-"""The fabricated-members page on 8x8 digits: trains, attacks, shows the numbers, re-scores on lambda."""
+"""The fabricated-members page on 8x8 digits: trains, attacks, shows the numbers, re-scores on lambda,
+and shows what ``python -m audit_core fabrication`` prints for the same settings."""
 
+import json
+import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from audit_core.report import to_json_text
 from ui import state
+from ui.common import _result_store
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "fabrication.py")
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "fabrication.py")
+
+
+def _result(at: AppTest):
+    """The page's result: the session keeps its key, the server's bounded store the result."""
+    return _result_store().get(at.session_state[state.Fabrication.RESULT]["key"])
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +40,10 @@ def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
     assert not at.error
     labels = [m.label for m in at.metric]
     assert "MFD AUC" in labels
-    values = {m.label: float(m.value) for m in at.metric}
+    values = {m.label: float(m.value) for m in at.metric if "AUC" in m.label}
     assert values["MIA AUC, fabricated"] < values["MIA AUC, clean"]
     assert values["MFD AUC"] > 0.8
-    result = at.session_state[state.Fabrication.RESULT]["result"]
+    result = _result(at)
     assert result.epsilon == pytest.approx(64 / 255)
     assert result.steps == 10
     assert "collapse" in at.info[0].value
@@ -38,11 +51,11 @@ def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
 
 def test_lambda_rescores_without_re_attacking(ran):
     at = ran
-    before = at.session_state[state.Fabrication.RESULT]["result"]
+    before = _result(at)
     ar_before = [m.value for m in at.metric if "AR-MIA" in m.label]
     at.select_slider(key=state.Fabrication.LAMBDA).set_value(100.0).run()
     assert not at.exception
-    assert at.session_state[state.Fabrication.RESULT]["result"] is before
+    assert _result(at) is before
     assert [m.value for m in at.metric if "AR-MIA" in m.label] != ar_before
     assert any("lambda 100" in m.label for m in at.metric)
 
@@ -54,3 +67,51 @@ def test_upload_without_a_file_is_one_sentence():
     at.button[0].click().run()
     assert not at.exception
     assert ".npz" in at.error[0].value
+
+
+def _leaves(x, path=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from _leaves(v, f"{path}.{k}")
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, x
+
+
+def test_page_and_cli_give_the_same_numbers(ran, tmp_path):
+    """Same data, seed and settings: the page's result is the CLI's JSON, and its cards show those numbers."""
+    at = ran
+    at.select_slider(key=state.Fabrication.LAMBDA).set_value(1.0).run()  # the CLI's --lambda (re-scores only)
+    assert not at.exception
+    out = tmp_path / "fab.json"
+    r = subprocess.run(
+        [sys.executable, "-m", "audit_core", "--quiet", "fabrication", "--dataset", "digits", "--epsilon", "64/255",
+         "--steps", "10", "--seed", "0", "--lambda", "1", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    assert r.returncode == 0, r.stderr
+    cli = json.loads(out.read_text())
+    page = json.loads(to_json_text(_result(at).to_json()))
+    cli_leaves, page_leaves = dict(_leaves(cli)), dict(_leaves(page))
+    assert cli_leaves.keys() == page_leaves.keys()
+    for key, want in cli_leaves.items():
+        got = page_leaves[key]
+        if isinstance(want, float) and isinstance(got, float):
+            assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12), key
+        else:
+            assert got == want, key
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["MIA AUC, clean"] == f"{cli['mia']['auc_clean']:.3f}"
+    assert shown["MIA AUC, fabricated"] == f"{cli['mia']['auc_fabricated']:.3f}"
+    assert shown["MFD AUC"] == f"{cli['mfd']['auc']:.3f}"
+    assert shown["AR-MIA AUC, fabricated (lambda 1)"] == f"{cli['ar_mia']['auc_fabricated']:.3f}"
+    fpr = at.radio(key=state.Fabrication.FPR).value
+    pct = f"{100 * float(fpr):g} %"
+    for label, t in ((f"MIA TPR at {pct} FPR, clean", cli["mia"]["tpr_at_fpr_clean"][fpr]),
+                     (f"MFD TPR at {pct} FPR (fabricated flagged)", cli["mfd"]["tpr_at_fpr"][fpr])):
+        assert shown[label].startswith(f"{100 * t['tpr']:.1f} %"), label
+    captions = " ".join(c.value for c in at.caption)
+    t = cli["mfd"]["tpr_at_fpr"][fpr]
+    assert f"95 % CI {100 * t['ci_low']:.1f}–{100 * t['ci_high']:.1f} %" in captions

@@ -39,6 +39,7 @@ from audit_core.image_models import (
     with_model_classes,
 )
 from audit_core.plots.fabrication import build_report
+from audit_core.roc import tpr_at_fpr
 
 EPS = (4 / 255, 16 / 255, 64 / 255)
 
@@ -129,9 +130,48 @@ def test_json_keys_and_report(result):
     assert [p["lambda"] for p in j["ar_mia"]["by_lambda"]] == list(result.lambdas)
     assert j["epsilon"] == pytest.approx(64 / 255)
     assert j["lambda"] == 1.0
+    assert j["reference_architecture"] == "small_cnn"
+    for block, key in (("mia", "tpr_at_fpr_clean"), ("mia", "tpr_at_fpr_fabricated"), ("ar_mia", "tpr_at_fpr_clean"),
+                       ("ar_mia", "tpr_at_fpr_fabricated"), ("mfd", "tpr_at_fpr")):
+        assert set(j[block][key]) == {"0.001", "0.01", "0.1"}
+        for k, t in j[block][key].items():
+            assert {"tpr", "ci_low", "ci_high", "achieved_fpr", "n_neg", "supported"} <= set(t)
+            assert t["ci_low"] <= t["tpr"] <= t["ci_high"]
+            assert t["achieved_fpr"] <= float(k)
+            assert t["supported"] == (t["n_neg"] >= 10 / float(k))
+    for m in result.mias:
+        assert set(j["mia"]["by_attack"][m]["tpr_at_fpr_clean"]) == {"0.001", "0.01", "0.1"}
+        assert "tpr_at_fpr_fabricated" in j["ar_mia"]["by_attack"][m]
     html = build_report(result, lam=3.0).to_html()
     assert "Regime map" in html
     assert "lambda=3" in html
+    assert "TPR at low FPR" in html
+
+
+def test_tpr_intervals_are_roc_s_on_the_same_scores(result):
+    """The fabrication numbers are roc.tpr_at_fpr on the groups they name, not a private re-implementation."""
+    s, n = result.scores["loss"], result.norms
+    j = result.to_json()
+    lab = lambda pos, neg: np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)]  # noqa: E731
+    want = tpr_at_fpr(np.r_[s.members, s.fabricated], lab(s.members, s.fabricated), 0.1)
+    got = j["mia"]["tpr_at_fpr_fabricated"]["0.1"]
+    assert (got["tpr"], got["ci_low"], got["ci_high"], got["n_neg"]) == (want.tpr, want.ci_low, want.ci_high, want.n_neg)
+    mfd = tpr_at_fpr(np.r_[-n.fabricated, -n.members], lab(n.fabricated, n.members), 0.1)
+    assert j["mfd"]["tpr_at_fpr"]["0.1"]["tpr"] == mfd.tpr
+    assert j["mfd"]["tpr_at_fpr"]["0.1"]["n_neg"] == n.members.size  # MFD's negatives are the real members
+
+
+def test_tpr_at_low_fpr_tells_the_regime(result):
+    """At 64/255 the gradient norm has collapsed: MFD flags most fabricated images at 10 % of members flagged,
+    the vanilla MIA calls fabricated images members (few members above them), AR-MIA recovers."""
+    mfd = result.mfd().tpr_at_fpr["0.1"]
+    assert mfd.supported
+    assert mfd.tpr > 0.6
+    assert mfd.ci_low > 0.3
+    van = result.mia("loss").tpr_fabricated["0.1"]
+    ar = result.mia("loss", lam=result.lam).tpr_fabricated["0.1"]
+    assert van.tpr < 0.1
+    assert ar.tpr > van.tpr + 0.2
 
 
 # --------------------------------------------------------------------------- bad input
@@ -285,3 +325,91 @@ def test_trusted_torchscript_and_png_folder(tmp_path):
     (tmp_path / "labels.csv").write_text("file,label,is_member\n../x.png,0,1\n")
     with pytest.raises(InputError, match="not in the folder"):
         load_png_folder(tmp_path, seed=0)
+
+
+# --------------------------------------------------------------------------- reference architecture
+def test_architecture_is_read_from_the_weights():
+    from audit_core.image_models import ResNet18, architecture_of
+
+    assert architecture_of(SmallCNN(1, 10), in_channels=1, n_classes=10) == "small_cnn"
+    assert architecture_of(ResNet18(3, 4), in_channels=3, n_classes=4) == "resnet18"
+    scripted = torch.jit.script(SmallCNN(1, 3).eval())
+    assert architecture_of(scripted, in_channels=1, n_classes=3) == "small_cnn"
+    custom = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10))
+    assert architecture_of(custom, in_channels=1, n_classes=10) is None
+    assert architecture_of(SmallCNN(1, 10), in_channels=1, n_classes=3) is None  # other hyper-parameters
+
+
+def test_uploaded_resnet18_gets_resnet18_reference_models(tmp_path):
+    """An uploaded ResNet-18 is compared against ResNet-18 references trained like the bundled target."""
+    from audit_core.fabrication import setup_fabrication
+    from audit_core.image_models import ResNet18, TrainConfig, predict_logits, train_models
+
+    d = load_bundled("digits", seed=1, n_members=40, n_non_members=80)
+    keep = np.r_[d.members, d.non_members]
+    is_member = np.r_[np.ones(d.members.size), np.zeros(d.non_members.size)].astype(np.int8)
+    train = TrainConfig(epochs=1, batch_size=16, lr=2e-3, weight_decay=0.0, label_smoothing=0.1)
+    subset = np.zeros((1, d.labels.size), bool)
+    subset[0, d.members] = True
+    (target,) = train_models(d.images, d.labels, subset, n_classes=10, config=train, arch="resnet18", seed=1,
+                             device=torch.device("cpu"))
+    images, weights = tmp_path / "imgs.npz", tmp_path / "resnet18.safetensors"
+    np.savez(images, images=d.images[keep], labels=d.labels[keep], is_member=is_member)
+    weights.write_bytes(st_save({k: v.cpu().contiguous() for k, v in target.state_dict().items()}))
+
+    setup = setup_fabrication(images=images, model=weights, architecture="resnet18", n_reference_models=2,
+                              train=train, seed=0, device=torch.device("cpu"))
+    assert isinstance(setup.model, ResNet18)
+    assert setup.reference_architecture == "resnet18"
+    assert len(setup.refs.models) == 2
+    assert all(isinstance(m, ResNet18) for m in setup.refs.models)
+    assert "resnet18" in setup.g_ref_source
+    assert {i.name for i in setup.inputs} == {"imgs.npz", "resnet18.safetensors"}
+    assert np.isfinite(setup.g_ref)
+    assert setup.g_ref > 0
+    # batch norm in eval mode uses the statistics of the model's own training images (3 steps of momentum 0.1
+    # alone would leave 0.9^3 = 73 % of the initial zero mean in them)
+    with torch.no_grad():
+        feats = target.conv1(torch.as_tensor(d.images[d.members])).transpose(0, 1).flatten(1)
+    assert torch.allclose(target.bn1.running_mean, feats.mean(1), atol=1e-5)
+    assert torch.allclose(target.bn1.running_var, feats.var(1), rtol=1e-4)
+    # two distinct reference models
+    x_pool = torch.as_tensor(setup.data.images[setup.data.reference])
+    a, b = (predict_logits(m, x_pool) for m in setup.refs.models)
+    assert not torch.allclose(a, b)
+
+    r = run_fabrication(setup, epsilon=32 / 255, steps=3, epsilons=(32 / 255,), budgets=(), adaptive_betas=(),
+                        seed=0)
+    assert r.mias == ("loss", "lira", "rmia")
+    for mia in r.mias:
+        s = r.scores[mia]
+        for g in (s.members, s.non_members, s.fabricated):
+            assert np.all(np.isfinite(g))
+            assert g.min() >= 0
+        assert 0 <= r.mia(mia).auc_clean <= 1
+    # fabrication raises the audited ResNet's confidence on non-members
+    assert np.median(r.confidence.fabricated) > np.median(r.confidence.non_members)
+    assert r.to_json()["reference_architecture"] == "resnet18"
+
+
+def test_a_model_of_no_built_in_architecture_gets_no_references():
+    from audit_core.image_models import TrainConfig
+
+    n_mem, n_non = 40, 80
+    d = load_bundled("digits", seed=0, n_members=n_mem, n_non_members=n_non)
+    d = with_model_classes(d, 10)
+    custom = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10))
+    setup = prepare_audit(d, model=custom, train=TrainConfig(epochs=1), n_reference_models=2, seed=0,
+                          device=torch.device("cpu"))
+    assert setup.refs is None
+    assert setup.reference_architecture is None
+    assert "not of a built-in architecture" in setup.g_ref_source
+
+
+def test_json_reports_an_epsilon_lower_bound_per_mia(result):
+    j = result.to_json()
+    e = j["mia"]["epsilon_lower_bound"]
+    assert set(e) >= {"epsilon", "delta", "confidence", "threshold"}
+    assert e["epsilon"] >= 0.0
+    assert e["n_members_evaluated"] + e["n_non_members_evaluated"] < j["n_members"] + j["n_non_members"]  # held-out half
+    assert all("epsilon_lower_bound" in block for block in j["mia"]["by_attack"].values())
