@@ -13,6 +13,7 @@ members, and both are uncertain (:func:`tpr_at_fpr`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,6 +125,10 @@ class TprAtFpr:
     def ci(self) -> tuple[float, float]:
         """The 95 % interval of the TPR at the target FPR (see :func:`tpr_at_fpr`)."""
         return (self.ci_low, self.ci_high)
+
+    def to_json(self) -> dict[str, float | int | bool]:
+        """Every field, as plain JSON: ``{tpr, ci_low, ci_high, achieved_fpr, n_neg, supported, ...}``."""
+        return dataclasses.asdict(self)
 
 
 INTERVAL_LIMIT = (

@@ -51,6 +51,15 @@ AUDITS = [
         "adversarially robust MIA, with epsilon and lambda to tune.",
         "autorun": state.Fabrication.AUTORUN,
     },
+    {
+        "page": "pages/score_check.py",
+        "title": "🎯 Score check",
+        "question": "What do membership scores from another tool show, and what privacy loss do they prove?",
+        "needs": "one table with score (higher = member) and is_member (0/1); optional attack and record_id. CSV or Parquet.",
+        "method": "Log-ROC, TPR at low FPR with intervals, and an empirical epsilon lower bound (threshold chosen on a "
+        "held-out half, Clopper-Pearson bounds on the other).",
+        "autorun": state.ScoreCheck.AUTORUN,
+    },
 ]
 
 for i, audit in enumerate(AUDITS):

@@ -10,7 +10,7 @@ from audit_core.limits import ATTACK_STEPS, SEED
 PAGES = Path(__file__).resolve().parents[2] / "pages"
 
 
-@pytest.mark.parametrize("page", ["fabrication.py", "lira_calibration.py"])
+@pytest.mark.parametrize("page", ["fabrication.py", "lira_calibration.py", "score_check.py"])
 def test_seed_widget_has_the_cli_bound(page):
     at = AppTest.from_file(str(PAGES / page), default_timeout=120)
     at.run()

@@ -201,3 +201,46 @@ def test_density_ratio_uses_the_auxiliary_distances(leaky_audit) -> None:
     expected = np.log(recs["distance_auxiliary"] + 1e-6) - np.log(recs["distance"] + 1e-6)
     np.testing.assert_allclose(recs["domias_score"], expected)
     assert "domias" in leaky_audit.to_json()["attacks"]
+
+
+def test_json_reports_an_epsilon_lower_bound_per_attack(leaky_audit, independent_audit) -> None:
+    """Copied training rows prove a privacy loss; an independent synthetic table proves none."""
+    leaky, independent = leaky_audit.to_json()["attacks"], independent_audit.to_json()["attacks"]
+    for name in ("true_distribution", "realistic", "distance_threshold"):
+        assert set(leaky[name]["epsilon_lower_bound"]) >= {"epsilon", "delta", "confidence", "threshold"}
+        assert independent[name]["epsilon_lower_bound"]["epsilon"] < 0.3
+    assert leaky["true_distribution"]["epsilon_lower_bound"]["epsilon"] > 0.3
+
+
+def test_stored_tables_hold_categories_and_explain_records_as_strings_do(tables) -> None:
+    # Issue 10 (memory): the result keeps its tables with categorical columns as pandas
+    # "category"; explanations and disclosure attacks must be those of the string tables.
+    from dataclasses import replace
+
+    from audit_core.disclosure import audit_disclosure
+
+    rng = np.random.default_rng(7)
+    with_missing = {}
+    for name in ("train", "holdout", "leaky", "auxiliary"):
+        df = tables[name].copy()
+        df.loc[rng.random(len(df)) < 0.05, "city"] = np.nan
+        with_missing[name] = df
+    audit = audit_synthetic(
+        with_missing["train"], with_missing["holdout"], with_missing["leaky"], with_missing["auxiliary"], seed=0
+    )
+    cats = list(audit.types.categorical)
+    assert all(isinstance(audit.frames[n][c].dtype, pd.CategoricalDtype) for n in audit.frames for c in cats)
+    as_strings = replace(audit, frames={n: f.astype(dict.fromkeys(cats, object)) for n, f in audit.frames.items()})
+    assert audit.frames["train"]["city"].isna().sum() == as_strings.frames["train"]["city"].isna().sum() > 0
+    stored = sum(int(f.memory_usage(deep=True).sum()) for f in audit.frames.values())
+    strings = sum(int(f.memory_usage(deep=True).sum()) for f in as_strings.frames.values())
+    assert stored < strings / 3
+
+    pd.testing.assert_frame_equal(exposed_records(audit, k=40), exposed_records(as_strings, k=40))
+    for i in range(0, len(audit.records), 400):
+        pd.testing.assert_frame_equal(record_comparison(audit, i), record_comparison(as_strings, i))
+    runs = [
+        audit_disclosure(a.frames["train"], a.frames["holdout"], a.frames["synthetic"], types=a.types, n_attacks=100, seed=3)
+        for a in (audit, as_strings)
+    ]
+    assert runs[0].to_json() == runs[1].to_json()

@@ -1,0 +1,63 @@
+"""The Score check page: the sample runs and matches the CLI's numbers; bad files are one sentence."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from audit_core.score_check import read_scores, score_check
+from ui import state
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "score_check.py")
+
+
+def test_page_runs_on_the_sample_and_matches_the_backend():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state[state.ScoreCheck.AUTORUN] = True
+    at.run()
+    assert not at.exception
+    assert not at.error
+    check = at.session_state[state.ScoreCheck.RESULT]["check"]
+    direct = score_check(read_scores(ROOT / "sample_data" / "scores.csv"), fprs=(0.001, 0.01, 0.1), delta=1e-5, seed=0)
+    assert check.to_json() == direct.to_json()
+    eps = [m.value for m in at.metric if m.label == "epsilon ≥"]
+    assert eps == [f"{a.epsilon.epsilon:.2f}" for a in direct.attacks.values()]
+    assert any("same pool" in c.value for c in at.caption)
+    assert "epsilon" in at.info[0].value
+
+
+def test_form_reruns_with_other_settings():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception
+    at.multiselect[0].set_value([0.05])
+    at.button[0].click().run()
+    assert not at.exception
+    assert not at.error
+    check = at.session_state[state.ScoreCheck.RESULT]["check"]
+    assert check.fprs == (0.05,)
+    assert [m.label for m in at.metric].count("TPR at 5 % FPR") == 2
+
+
+@pytest.mark.parametrize(
+    ("frame", "words"),
+    [
+        (pd.DataFrame({"score": [np.nan, 1.0, 0.2, 0.3], "is_member": [1, 0, 1, 0]}), "finite"),
+        (pd.DataFrame({"score": ["x", "1", "2", "3"], "is_member": [1, 0, 1, 0]}), "'x'"),
+        (pd.DataFrame({"score": [0.1, 1.0, 0.2, 0.3], "is_member": [1, 1, 1, 1]}), "only members"),
+        (pd.DataFrame({"score": [0.1, 1.0, 0.2, 0.3], "is_member": [1, 0, 3, 0]}), "0 (non-member) or 1"),
+        (pd.DataFrame({"record_id": [1, 1, 2, 3], "score": [0.1, 1.0, 0.2, 0.3], "is_member": [1, 0, 1, 0]}), "more than once"),
+    ],
+)
+def test_bad_file_is_one_sentence_on_the_page(frame, words):
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key=state.ScoreCheck.SOURCE).set_value("Upload my scores").run()
+    at.file_uploader(key=state.ScoreCheck.UPLOAD).upload("bad.csv", frame.to_csv(index=False).encode(), "text/csv").run()
+    assert not at.exception
+    at.button[0].click().run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert words in at.error[0].value
+    assert state.ScoreCheck.RESULT not in at.session_state
