@@ -143,6 +143,7 @@ class Report:
     limits: list[str]
     seed: int
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    checklist: pd.DataFrame | None = None  # a "release checklist" shown first (audit_core.plots.disclosure)
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
     def to_json(self) -> dict[str, Any]:
@@ -169,6 +170,11 @@ class Report:
             "<!DOCTYPE html><html><head><meta charset='utf-8'>",
             f"<title>{esc(self.title)}</title><style>{_CSS}</style></head><body>",
             f"<h1>{esc(self.title)}</h1><p class='meta'>Created {esc(self.created)} · seed {self.seed}</p>",
+            *(
+                ["<h2>Release checklist</h2>", self.checklist.to_html(index=False, border=0, classes="checklist")]
+                if self.checklist is not None
+                else []
+            ),
             f"<h2>Question</h2><p>{esc(self.question)}</p>",
             f"<h2>Verdict</h2><div class='verdict'>{esc(self.verdict)}</div>",
             "<h2>Inputs</h2><table><tr><th>input</th><th>rows</th><th>columns</th><th>SHA-256</th><th>detail</th></tr>",
