@@ -17,6 +17,7 @@ is block-diagonal. This module provides
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -403,6 +404,7 @@ def train_batched(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
     progress: ProgressFn | None = None,
+    models: tuple[int, int] | None = None,
 ) -> BatchedModels:
     """Train M classifiers at once; model m sees only the rows with ``keep[m]``.
 
@@ -438,6 +440,11 @@ def train_batched(
     dtype : torch.dtype
     progress : callable, optional
         ``progress(fraction, message)``.
+    models : (int, int), optional
+        Train only the models ``start:stop`` of the M that ``keep`` describes, with
+        the random draws of the full run (initial weights, shuffles), so that
+        batches trained apart (:func:`train_models` on a cluster) give the rows of
+        the full run.
 
     Returns
     -------
@@ -455,8 +462,10 @@ def train_batched(
     gen = torch.Generator(device="cpu").manual_seed(seed)
     Xt = torch.as_tensor(X, dtype=dtype).to(device)
     yt = torch.as_tensor(y, dtype=torch.long).to(device)
-    kt = torch.as_tensor(keep, dtype=dtype).to(device)
-    M, n = keep.shape
+    M_all = keep.shape[0]
+    lo, hi = (0, M_all) if models is None else (int(models[0]), int(models[1]))
+    kt = torch.as_tensor(keep[lo:hi], dtype=dtype).to(device)
+    M, n = kt.shape
     d = X.shape[1]
     k = 1 if n_classes == 2 else n_classes
     n_m = kt.sum(1)  # records per model
@@ -514,23 +523,23 @@ def train_batched(
         bound = 1.0 / math.sqrt(fan_in)
         return ((torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound).to(dtype).to(device)
 
-    params = {
-        "W1": uniform((M, d, hidden), d),
-        "b1": uniform((M, 1, hidden), d),
-        "W": uniform((M, hidden, k), hidden),
-        "b": uniform((M, 1, k), hidden),
+    params = {  # drawn for all M_all models, then the batch's rows kept
+        "W1": uniform((M_all, d, hidden), d)[lo:hi].clone(),
+        "b1": uniform((M_all, 1, hidden), d)[lo:hi].clone(),
+        "W": uniform((M_all, hidden, k), hidden)[lo:hi].clone(),
+        "b": uniform((M_all, 1, k), hidden)[lo:hi].clone(),
     }
     for p in params.values():
         p.requires_grad_(True)
     opt = torch.optim.Adam(list(params.values()), lr=lr)
-    n_max = int(n_m.max().item())
+    n_max = int(np.asarray(keep).sum(1).max())  # over all M_all models: the same steps in every batch
     steps = math.ceil(n_max / batch_size)
-    keep_cpu = torch.as_tensor(keep)
+    keep_cpu = torch.as_tensor(keep[lo:hi])
     report(0.0, f"Training {M} MLPs")
     epoch_loss = torch.zeros(M, dtype=dtype, device=device)
     for epoch in range(epochs):
         # each model's own random order of its own half; non-members sort last
-        keys = torch.rand(M, n, generator=gen)
+        keys = torch.rand(M_all, n, generator=gen)[lo:hi]
         keys[~keep_cpu] = 2.0
         order = keys.argsort(dim=1)[:, :n_max].to(device)
         valid = keep_cpu.gather(1, order.cpu()).to(device=device, dtype=dtype)
@@ -560,3 +569,56 @@ def _loss_terms_gathered(logits: torch.Tensor, yb: torch.Tensor) -> torch.Tensor
         return torch.nn.functional.binary_cross_entropy_with_logits(logits[..., 0], yb.to(logits.dtype), reduction="none")
     lse = torch.logsumexp(logits, dim=-1)
     return lse - logits.gather(-1, yb.unsqueeze(-1))[..., 0]
+
+
+def _train_batch(X, y, keep, start: int, stop: int, options: dict) -> BatchedModels:
+    """One cluster task: models ``start:stop`` of the full run, returned on the CPU."""
+    trained = train_batched(X, y, keep, models=(start, stop), **options)
+    return BatchedModels(trained.kind, {k: v.cpu() for k, v in trained.params.items()}, trained.n_iterations,
+                         trained.final_loss)  # fmt: skip
+
+
+def train_models(
+    X: np.ndarray,
+    y: np.ndarray,
+    keep: np.ndarray,
+    *,
+    client=None,
+    batches: int | None = None,
+    device: torch.device | str | None = None,
+    progress: ProgressFn | None = None,
+    **options,
+) -> BatchedModels:
+    """:func:`train_batched`, or the same M models split into batches over a Dask cluster.
+
+    With ``client`` the M rows of ``keep`` are cut into ``batches`` consecutive
+    batches (default: one per worker); each batch is one task that trains its models
+    as one batched tensor computation (on the worker's GPU when it has one) with the
+    random draws of the full run (``train_batched(models=...)``), and the batches are
+    stacked back in order. The models do not interact while training, so the result
+    is the full run's (exactly for the MLP; for logistic regression up to the
+    rounding of the batched matrix products, see benchmarks/README.md).
+    """
+    if client is None:
+        return train_batched(X, y, keep, device=device, progress=progress, **options)
+    from audit_core.cluster import n_workers, run_tasks
+
+    M = int(np.asarray(keep).shape[0])
+    count = max(1, min(M, int(batches or n_workers(client))))
+    edges = [int(e) for e in np.linspace(0, M, count + 1).round()]
+    options = dict(options, device=None if device is None else str(device))
+    shared = client.scatter([X, y, keep], broadcast=True)  # on every worker: a lost one loses nothing
+    report = as_progress(progress)
+    done = [0]
+
+    def tick(i: int, _result) -> None:
+        done[0] += 1
+        report(done[0] / count, f"trained model batch {done[0]} of {count} on the cluster")
+
+    labels = [f"models {a + 1}-{b}" for a, b in itertools.pairwise(edges)]
+    tasks = [(*shared, a, b, options) for a, b in itertools.pairwise(edges)]
+    parts = run_tasks(client, _train_batch, tasks, labels=labels, on_done=tick)
+    target = pick_device(str(device)) if device is not None else pick_device()
+    params = {k: torch.cat([p.params[k] for p in parts]).to(target) for k in parts[0].params}
+    return BatchedModels(parts[0].kind, params, max(p.n_iterations for p in parts),
+                         np.concatenate([p.final_loss for p in parts]))  # fmt: skip

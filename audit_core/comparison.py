@@ -416,6 +416,98 @@ def fit_and_sample(
     return synthetic, fit_seconds, sample_seconds
 
 
+def _run_generator(
+    name: str,
+    split: RealSplit,
+    auxiliary: pd.DataFrame | None,
+    gen_params: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    *,
+    progress: ProgressFn | None,
+    cache: MutableMapping[Any, Any] | None,
+) -> GeneratorRun:
+    """Fit, sample, audit and score one generator; a failure becomes the error of its own row."""
+    from audit_core.synthetic import audit_synthetic
+
+    both = as_progress(progress)
+    spec = GENERATORS[name]
+    types, n_rows, seed = settings["types"], settings["rows"], settings["seed"]
+    prior, bandwidth = settings["prior"], settings["bandwidth"]
+    try:
+        shown = make_generator(name, **gen_params).params
+        synthetic, fit_s, sample_s = fit_and_sample(
+            name, split, types=types, params=gen_params, rows=n_rows, seed=seed,
+            progress=sub_progress(both, 0.0, 0.6), cache=cache,
+        )
+        audit_key = ("audit", name, tuple(sorted(shown.items())), frame_fingerprint(synthetic),
+                     frame_fingerprint(split.train), frame_fingerprint(split.holdout), types, seed, prior,
+                     bandwidth)
+        if cache is not None and audit_key in cache:
+            audit, utility = cache[audit_key]
+        else:
+            audit = audit_synthetic(
+                split.train, split.holdout, synthetic, auxiliary, types=types, prior=prior,
+                bandwidth=bandwidth, seed=seed, progress=sub_progress(both, 0.6, 0.95),
+            )
+            both(0.95, f"{name}: utility")
+            utility = utility_score(split.train, synthetic, types=types)
+            if cache is not None:
+                cache[audit_key] = (audit, utility)
+        both(1.0, f"{name}: done")
+        return GeneratorRun(
+            name=name, label=spec.label, params=shown, audit=audit, utility=utility, synthetic=synthetic,
+            fit_seconds=fit_s, sample_seconds=sample_s,
+        )
+    except Exception as exc:  # one generator failing must not stop the others
+        both(1.0, f"{name}: failed")
+        return GeneratorRun(name=name, label=spec.label, params=dict(gen_params), error=_error_text(exc))
+
+
+def _generator_task(name, split, auxiliary, gen_params, settings, cached):
+    """One cluster task: a generator's run with its own cache entries; returns the run and the new entries."""
+    cache = dict(cached)
+    run = _run_generator(name, split, auxiliary, gen_params, settings, progress=None, cache=cache)
+    return run, {k: v for k, v in cache.items() if k not in cached}
+
+
+def _compare_on_cluster(client, names, split, auxiliary, params, settings, overall, cache, per_generator_progress):
+    """Each generator as its own Dask task (so the wall time is about the slowest one's with enough workers).
+
+    A task gets the cache entries of its own generator (a fitted model or sample from an
+    earlier run is reused) and brings back the ones it made. Progress reaches the page
+    per generator, when its task starts waiting and when it finishes; a generator whose
+    workers died gets that as the error of its own row.
+    """
+    from audit_core.cluster import run_tasks
+
+    own = {n: (per_generator_progress(n) if per_generator_progress is not None else None) or as_progress(None) for n in names}
+    shared = client.scatter([split, auxiliary], broadcast=True)  # a lost worker loses no input
+    tasks = []
+    for name in names:
+        cached = {k: v for k, v in (cache or {}).items() if isinstance(k, tuple) and len(k) > 1 and k[1] == name}
+        own[name](0.0, f"{name}: queued on the cluster")
+        gen_params = dict(params.get(name, {}))
+        tasks.append((name, *shared, gen_params, settings, cached))
+    done = [0]
+
+    def finished(i: int, result: tuple) -> None:
+        run = result[0]
+        done[0] += 1
+        own[names[i]](1.0, f"{names[i]}: " + ("done" if run.ok else "failed"))
+        overall(done[0] / len(names), f"{names[i]}: finished ({done[0]} of {len(names)} generators)")
+
+    def failed(i: int, exc: BaseException) -> tuple:
+        spec = GENERATORS[names[i]]
+        return GeneratorRun(name=names[i], label=spec.label, params=dict(params.get(names[i], {})), error=_error_text(exc)), {}
+
+    results = run_tasks(client, _generator_task, tasks, labels=[f"generator {n}" for n in names], on_done=finished,
+                        on_error=failed)  # fmt: skip
+    if cache is not None:
+        for _, entries in results:
+            cache.update(entries)
+    return [run for run, _ in results]
+
+
 def compare_generators(
     real_df: pd.DataFrame,
     *,
@@ -430,6 +522,7 @@ def compare_generators(
     progress: ProgressFn | None = None,
     cache: MutableMapping[Any, Any] | None = None,
     per_generator_progress: Callable[[str], ProgressFn | None] | None = None,
+    client: Any = None,
 ) -> GeneratorComparison:
     """Fit several generators on one real table and audit each (METHODS.md §1).
 
@@ -458,7 +551,10 @@ def compare_generators(
         page keeps in session state); see :func:`fit_and_sample`.
     per_generator_progress : callable, optional
         ``name -> ProgressFn`` for a progress bar per generator (epochs where
-        the generator has them).
+        the generator has them; with a cluster, queued and finished).
+    client : distributed.Client, optional
+        Fit each generator as its own task on this Dask cluster; the runs are
+        the same as in one process (every step is seeded), in the same order.
 
     Returns
     -------
@@ -471,8 +567,6 @@ def compare_generators(
     InputError
         Bad real table or split (these concern every generator alike).
     """
-    from audit_core.synthetic import audit_synthetic
-
     names = list(dict.fromkeys(names))
     if not names:
         raise InputError("Choose at least one generator to compare.")
@@ -488,10 +582,15 @@ def compare_generators(
         raise InputError(f"The number of synthetic rows must be at least 1; got {rows}.")
     overall = as_progress(progress)
     auxiliary = split.auxiliary if len(split.auxiliary) else None
+    settings = {"types": types, "rows": n_rows, "seed": seed, "prior": prior, "bandwidth": bandwidth}
+    if client is not None:
+        runs = _compare_on_cluster(client, names, split, auxiliary, params or {}, settings, overall, cache,
+                                   per_generator_progress)  # fmt: skip
+        overall(1.0, "comparison done")
+        return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed)
     runs = []
     share = 1.0 / len(names)
     for i, name in enumerate(names):
-        spec = GENERATORS[name]
         step = sub_progress(overall, i * share, (i + 1) * share)
         own = per_generator_progress(name) if per_generator_progress is not None else None
 
@@ -501,33 +600,6 @@ def compare_generators(
                 _own(fraction, message)
 
         gen_params = dict((params or {}).get(name, {}))
-        try:
-            shown = make_generator(name, **gen_params).params
-            synthetic, fit_s, sample_s = fit_and_sample(
-                name, split, types=types, params=gen_params, rows=n_rows, seed=seed,
-                progress=sub_progress(both, 0.0, 0.6), cache=cache,
-            )
-            audit_key = ("audit", name, tuple(sorted(shown.items())), frame_fingerprint(synthetic),
-                         frame_fingerprint(split.train), frame_fingerprint(split.holdout), types, seed, prior,
-                         bandwidth)
-            if cache is not None and audit_key in cache:
-                audit, utility = cache[audit_key]
-            else:
-                audit = audit_synthetic(
-                    split.train, split.holdout, synthetic, auxiliary, types=types, prior=prior,
-                    bandwidth=bandwidth, seed=seed, progress=sub_progress(both, 0.6, 0.95),
-                )
-                both(0.95, f"{name}: utility")
-                utility = utility_score(split.train, synthetic, types=types)
-                if cache is not None:
-                    cache[audit_key] = (audit, utility)
-            both(1.0, f"{name}: done")
-            runs.append(GeneratorRun(
-                name=name, label=spec.label, params=shown, audit=audit, utility=utility, synthetic=synthetic,
-                fit_seconds=fit_s, sample_seconds=sample_s,
-            ))
-        except Exception as exc:  # one generator failing must not stop the others
-            both(1.0, f"{name}: failed")
-            runs.append(GeneratorRun(name=name, label=spec.label, params=gen_params, error=_error_text(exc)))
+        runs.append(_run_generator(name, split, auxiliary, gen_params, settings, progress=both, cache=cache))
     overall(1.0, "comparison done")
     return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed)

@@ -45,3 +45,17 @@ def test_backend_never_imports_streamlit():
     for path in (ROOT / "audit_core").rglob("*.py"):
         text = path.read_text()
         assert not re.search(r"^\s*(import|from) streamlit", text, flags=re.MULTILINE), path
+
+
+def test_compose_runs_scheduler_workers_and_dashboard_from_the_dockerfile_image():
+    import yaml
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert {"scheduler", "worker-1", "worker-2", "dashboard"} <= set(services)
+    assert {s.get("build") for s in services.values()} == {"."}  # one image, built from the Dockerfile
+    assert len({s.get("image") for s in services.values()}) == 1
+    assert "entrypoint" not in services["dashboard"]  # the Dockerfile's streamlit entry
+    assert services["dashboard"]["environment"]["AUDIT_DASK_SCHEDULER"] == "tcp://scheduler:8786"
+    assert services["scheduler"]["entrypoint"][:2] == ["dask", "scheduler"]
+    for name in ("worker-1", "worker-2"):
+        assert services[name]["entrypoint"][:3] == ["dask", "worker", "tcp://scheduler:8786"]
