@@ -95,6 +95,7 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
         numeric=_csv_list(args.numeric),
         ignore=_csv_list(args.ignore),
     )
+    disclosure = _disclosure(args, tables, types) if args.disclosure else None  # bad roles fail before the long audit
     audit = audit_synthetic(
         tables["train"],
         tables["holdout"],
@@ -103,17 +104,31 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
         types=types,
         prior=args.prior,
         bandwidth=bandwidth,
+        bandwidth_scale=args.bandwidth_scale,
         seed=args.seed,
         progress=_progress_to_stderr(args.quiet),
+        client=args.client,
     )
     for warning in audit.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    write_json(args.json, audit.to_json())
+    summary = audit.to_json()
+    records = audit.records[list(RECORD_COLUMNS)]
+    if disclosure is not None:
+        from audit_core.disclosure import add_to_records
+
+        summary["disclosure"] = disclosure.to_json()
+        records = add_to_records(records, disclosure)
+    write_json(args.json, summary)
     if args.records:
-        write_output(args.records, audit.records[list(RECORD_COLUMNS)].to_csv(index=False), flag="--records")
+        write_output(args.records, records.to_csv(index=False), flag="--records")
     if args.html or args.pdf:
         inputs = [describe_input(name, df) for name, df in tables.items()]
-        write_report(args, build_report(audit, inputs=inputs))
+        report = build_report(audit, inputs=inputs)
+        if disclosure is not None:
+            from audit_core.plots.disclosure import with_disclosure
+
+            report = with_disclosure(report, audit, disclosure)
+        write_report(args, report)
     true, real = audit.attacks["true_distribution"], audit.attacks["realistic"]
     copies = audit.copy_test
     print(
@@ -123,7 +138,35 @@ def _cmd_tabular(args: argparse.Namespace) -> int:
         f"{copies.n_holdout} holdout rows (one-sided Fisher p = {copies.p_value:.2g})"
     )
     print(verdict(audit))
+    if disclosure is not None:
+        for key, result in disclosure.results():
+            print(f"disclosure {key}: risk {result.risk:.3f} [{result.ci_low:.3f}, {result.ci_high:.3f}], "
+                  f"baseline rate {result.baseline_rate:.3f}: {result.reading}")  # fmt: skip
     return 0
+
+
+def _disclosure(args: argparse.Namespace, tables: dict[str, Any], types: Any) -> Any:
+    """``tabular --disclosure``: singling out, linkability, inference (audit_core.disclosure), roles from the flags."""
+    from audit_core.disclosure import DisclosureRoles, audit_disclosure, default_roles
+
+    given = {name: getattr(args, name) for name in ("known", "link_a", "link_b", "secrets")}
+    roles = None
+    if any(v is not None for v in given.values()):
+        order = [c for c in tables["train"].columns if c in types.columns]
+        roles = default_roles(
+            order,
+            secrets=_csv_list(given["secrets"]) if given["secrets"] is not None else None,
+            known=_csv_list(given["known"]) if given["known"] is not None else None,
+        )
+        if given["link_a"] is not None or given["link_b"] is not None:
+            link_a, link_b = _csv_list(given["link_a"]), _csv_list(given["link_b"])
+            if not link_a or not link_b:
+                raise InputError("The linkability split has an empty side; give columns to both --link-a and --link-b.")
+            roles = DisclosureRoles(known=roles.known, link_a=link_a, link_b=link_b, secrets=roles.secrets)
+    return audit_disclosure(
+        tables["train"], tables["holdout"], tables["synthetic"], types=types, roles=roles,
+        n_attacks=args.n_attacks, link_k=args.link_k, seed=args.seed, progress=_progress_to_stderr(args.quiet),
+    )  # fmt: skip
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -175,9 +218,12 @@ def _cmd_lira(args: argparse.Namespace) -> int:
         fpr=args.fpr,
         seed=args.seed,
         progress=_progress_to_stderr(args.quiet),
+        client=args.client,
     )
     for warning in result.evaluation.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if not args.quiet:  # wall-clock time is not reproducible, so it stays out of the JSON
+        print(f"trained {args.models} {args.model} models in {result.timing()['train_seconds']:.1f} s", file=sys.stderr)
     write_json(args.json, result.to_json())
     if args.html or args.pdf:
         sims = fpc_sweep(n_models=args.models, repeats=100, seed=args.seed)
@@ -213,49 +259,61 @@ def _cmd_fpc_sim(args: argparse.Namespace) -> int:
 
 def _cmd_fabrication(args: argparse.Namespace) -> int:
     """``fabrication``: fabricated members, MFD and AR-MIA (METHODS.md §3)."""
-    from audit_core.fabrication import DEFAULT_EPSILON, DEFAULT_SIZES, check_epsilon, prepare_audit, run_fabrication
-    from audit_core.image_models import load_bundled, load_npz, load_safetensors_model, with_model_classes
-    from audit_core.image_models import n_outputs as _n_outputs
+    from audit_core.fabrication import audit_epsilon, run_fabrication, setup_fabrication
     from audit_core.plots.fabrication import build_report, verdict
-    from audit_core.report import describe_input
 
-    if args.epsilon is None:
-        args.epsilon = DEFAULT_EPSILON.get(args.dataset or "digits", 8 / 255)
-    check_epsilon(args.epsilon)
+    epsilon = audit_epsilon(args.epsilon, args.dataset)
     if args.images and args.dataset:
         raise InputError("Give either --images (your own data) or --dataset (a bundled one), not both.")
     if args.model and not args.images:
         raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
     progress = _progress_to_stderr(args.quiet)
-    if args.images:
-        path = Path(args.images)
-        if not path.is_file():
-            raise InputError(f"The image file {path} does not exist.")
-        data = load_npz(path, seed=args.seed, name=path.name)
-        inputs = [describe_input(path.name, data.images, detail=f"{data.n_classes} classes")]
-        model = None
-        if args.model:
-            mpath = Path(args.model)
-            if not mpath.is_file():
-                raise InputError(f"The model file {mpath} does not exist.")
-            model = load_safetensors_model(mpath, arch=args.architecture, in_channels=data.shape[0])
-            data = with_model_classes(data, _n_outputs(model, data.shape))
-            inputs.append(describe_input(mpath.name, mpath.read_bytes(), detail=args.architecture))
-        n_refs = 4 if data.reference.size >= 30 else 0
-    else:
-        name = args.dataset or "digits"
-        n_mem, n_non = DEFAULT_SIZES.get(name, (None, None))
-        data = load_bundled(name, seed=args.seed, n_members=n_mem, n_non_members=n_non)
-        inputs = [describe_input(name, data.images, detail="bundled")]
-        model, n_refs = None, 4
-    setup = prepare_audit(data, model=model, n_reference_models=n_refs, seed=args.seed,
-                          progress=lambda f, m: progress(0.4 * f, m))
-    result = run_fabrication(setup, epsilon=args.epsilon, steps=args.steps, attack=args.attack, lam=args.lam,
+    setup = setup_fabrication(
+        dataset=None if args.images else (args.dataset or "digits"), images=args.images, model=args.model,
+        architecture=args.architecture, seed=args.seed, progress=lambda f, m: progress(0.4 * f, m),
+    )
+    result = run_fabrication(setup, epsilon=epsilon, steps=args.steps, attack=args.attack, lam=args.lam,
                              seed=args.seed, progress=lambda f, m: progress(0.4 + 0.6 * f, m))
     write_json(args.json, result.to_json())
     if args.html or args.pdf:
-        write_report(args, build_report(result, inputs=inputs))
+        write_report(args, build_report(result, inputs=list(setup.inputs)))
     print(verdict(result))
+    return 0
+
+
+def _fpr_list(text: str) -> tuple[float, ...]:
+    """Parse ``0.001,0.01,0.1`` into target FPRs (their range is checked against limits.TARGET_FPR)."""
+    try:
+        values = tuple(float(v) for v in _csv_list(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--fpr must be comma-separated numbers like 0.001,0.01,0.1, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("--fpr needs at least one number, e.g. 0.01")
+    return values
+
+
+def _cmd_scores(args: argparse.Namespace) -> int:
+    """``scores``: TPR at low FPR and the epsilon lower bound of membership scores from any tool."""
+    from audit_core.limits import TARGET_FPR
+    from audit_core.plots.score_check import build_report, verdict
+    from audit_core.report import describe_input
+    from audit_core.score_check import score_check
+    from audit_core.tables import read_table
+
+    for f in args.fpr:
+        TARGET_FPR.check(f, name="--fpr")
+    name = Path(args.scores).name
+    table = read_table(args.scores, name=name)
+    check = score_check(table, fprs=args.fpr, delta=args.delta, seed=args.seed, name=name)
+    write_json(args.json, check.to_json())
+    if args.html or args.pdf:
+        write_report(args, build_report(check, inputs=[describe_input(name, table)]))
+    for attack in check.attacks.values():
+        tprs = ", ".join(f"TPR at FPR {t.target_fpr:g} {t.tpr:.3f}" + ("" if t.supported else " (unsupported)")
+                         for t in attack.tpr_at_fpr.values())
+        print(f"{attack.name}: AUC {attack.auc:.3f}; {tprs}; epsilon >= {attack.epsilon.epsilon:.3f} "
+              f"(delta {attack.epsilon.delta:g}, {100 * attack.epsilon.confidence:g} %)")
+    print(verdict(check))
     return 0
 
 
@@ -272,6 +330,10 @@ class _Parser(argparse.ArgumentParser):
         self.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress lines on stderr")
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        flag = message.split(":")[0].removeprefix("argument ") if "invalid" in message else ""
+        dest = next((a.dest for a in self._actions if flag in a.option_strings), None)
+        if dest in CLI_BOUNDS:  # "--steps 1e20": say the bound, not only argparse's "invalid int value"
+            message = f"{message}; {CLI_BOUNDS[dest].rule(name=flag)}"
         print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
@@ -290,11 +352,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", help="comma-separated columns to leave out")
     p.add_argument("--bandwidth", default="silverman", help="KDE bandwidth: scott, silverman, cv or a number")
     p.add_argument("--prior", type=float, default=0.5, help="prior membership probability pi")
+    p.add_argument(
+        "--bandwidth-scale", type=float, default=1.0, help="multiplier on the KDE bandwidth (the page's slider)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="write the JSON summary here")
     p.add_argument("--records", help="write per-record results (CSV) here")
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--pdf", help="write the report as PDF here (needs a local Chromium)")
+    p.add_argument("--disclosure", action="store_true", help="also run singling out, linkability and inference")
+    p.add_argument("--known", help="--disclosure: comma-separated columns the attacker knows (default: all but the secrets)")
+    p.add_argument("--link-a", help="--disclosure: one half of the linkability split (default: first half of --known)")
+    p.add_argument("--link-b", help="--disclosure: the other half (default: second half of --known)")
+    p.add_argument("--secrets", help="--disclosure: comma-separated columns to infer (default: the last column)")
+    p.add_argument("--n-attacks", type=int, default=2000, help="--disclosure: attacks per table (default 2000)")
+    p.add_argument("--link-k", type=int, default=1, help="--disclosure: linkability neighbours per half (default 1)")
     p.set_defaults(handler=_cmd_tabular)
 
     p = sub.add_parser("generate", help="fit a generator on a table and write synthetic rows")
@@ -348,7 +420,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--pdf", help="write the report as PDF here (needs a local Chromium)")
     p.set_defaults(handler=_cmd_fabrication)
+
+    p = sub.add_parser("scores", help="TPR at low FPR and an epsilon lower bound for membership scores from any tool")
+    p.add_argument(
+        "--scores", required=True, help="CSV or Parquet: score (higher = member), is_member (0/1), [attack], [record_id]"
+    )
+    p.add_argument("--fpr", type=_fpr_list, default=(0.001, 0.01, 0.1), help="comma-separated target FPRs")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta of the (epsilon, delta) lower bound")
+    p.add_argument("--seed", type=int, default=0, help="seed of the split behind the epsilon bound")
+    p.add_argument("--json", help="write the JSON summary here")
+    p.add_argument("--html", help="write the HTML report here")
+    p.add_argument("--pdf", help="write the report as PDF here (needs a local Chromium)")
+    p.set_defaults(handler=_cmd_scores)
+    for command in sub.choices.values():
+        _add_cluster_flags(command)
     return parser
+
+
+def _add_cluster_flags(p: argparse.ArgumentParser) -> None:
+    """``--scheduler`` / ``--workers`` on every subcommand: where the heavy steps run (audit_core.cluster)."""
+    p.add_argument("--scheduler", help="run the heavy steps on this Dask scheduler, e.g. tcp://host:8786 "
+                   "(default: $AUDIT_DASK_SCHEDULER, else in this process)")
+    p.add_argument("--workers", type=int, help="run the heavy steps on a local Dask cluster of this many worker processes")
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -389,7 +482,10 @@ def main(argv: list[str] | None = None) -> int:
     args.quiet = getattr(args, "quiet", False)
     try:
         check_arguments(parser, args)
-        status = int(args.handler(args) or 0)
+        from audit_core.cluster import cluster_client
+
+        with cluster_client(args.scheduler, args.workers) as args.client:
+            status = int(args.handler(args) or 0)
         sys.stdout.flush()
         return status
     except InputError as exc:

@@ -41,8 +41,12 @@ class Bound:
         if ok and self.integer:
             ok = float(value).is_integer()
         if not ok or not self.low <= value <= self.high:
-            kind = "a whole number" if self.integer else "a number"
-            raise InputError(f"{what} must be {kind} from {_show(self.low)} to {_show(self.high)}; got {value!r}.")
+            raise InputError(f"{self.rule(name=what)}; got {value!r}.")
+
+    def rule(self, *, name: str | None = None) -> str:
+        """The bound in words: "the seed must be a whole number from 0 to 4,294,967,295"."""
+        kind = "a whole number" if self.integer else "a number"
+        return f"{name or self.label} must be {kind} from {_show(self.low)} to {_show(self.high)}"
 
 
 def _show(x: float) -> str:
@@ -60,6 +64,15 @@ FPC_POPULATION = Bound("the population size N_+", 2, 10_000_000)
 MODELS = Bound("the number of models", 2, 1024)
 FPC_REPEATS = Bound("the number of simulation repeats", 1, 10_000)
 PRIOR = Bound("the prior membership probability", 1e-6, 1 - 1e-6, integer=False)
+DISCLOSURE_ATTACKS = Bound("the number of disclosure attacks", 1, 200_000)
+"""Attacks per table in the singling-out, linkability and inference audits (audit_core.disclosure)."""
+LINK_K = Bound("the number of linkability neighbours k", 1, 100)
+BANDWIDTH_SCALE = Bound("the bandwidth scale", 0.05, 20, integer=False)
+"""Multiplier on the KDE bandwidth rule (the page's slider offers 0.25 to 4)."""
+DELTA = Bound("delta", 0, 0.1, integer=False)
+"""The delta of an (epsilon, delta) statement (the score check's epsilon lower bound); 1e-5 is usual."""
+TARGET_FPR = Bound("a target false-positive rate", 1e-6, 0.5, integer=False)
+"""Each FPR at which a TPR is reported by the score check."""
 
 MAX_IMAGES = 200_000
 """Most images in one upload."""
@@ -87,6 +100,10 @@ CLI_BOUNDS: dict[str, Bound] = {
     "repeats": FPC_REPEATS,
     "models": MODELS,
     "prior": PRIOR,
+    "bandwidth_scale": BANDWIDTH_SCALE,
+    "delta": DELTA,
+    "n_attacks": DISCLOSURE_ATTACKS,
+    "link_k": LINK_K,
 }
 """Command-line settings checked for every subcommand that has them (by argparse ``dest``),
 before any file is read. A new subcommand's ``--seed`` is checked without further code."""

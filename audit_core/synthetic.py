@@ -15,7 +15,10 @@ One call, :func:`audit_synthetic`, runs the whole audit on the same attack set:
 5. the overlaps between the tables (rows of one repeated verbatim in another)
    and a one-sided Fisher exact test of whether the synthetic table copies
    training rows more often than holdout rows (:class:`CopyTest`). A holdout
-   that mostly repeats the training table is refused.
+   that mostly repeats the training table is refused;
+6. the same test for near-copies (:func:`near_copy_test`): members against
+   non-members closer to the synthetic table than all but 1 % of the auxiliary
+   records.
 
 :func:`rescore` re-fits only the 1-D densities for a new bandwidth or prior; the
 distances are reused, so the dashboard's sliders answer at once.
@@ -32,8 +35,10 @@ import pandas as pd
 from scipy import stats
 
 from audit_core import distance as gower
-from audit_core.density import BANDWIDTH_RULES, ZERO_TOL, MembershipPosterior, fit_posterior
+from audit_core.density import BANDWIDTH_RULES, LOG_AXIS_SCALE, ZERO_TOL, MembershipPosterior, fit_posterior
+from audit_core.distributed_distance import nearest_gower_on
 from audit_core.errors import InputError
+from audit_core.privacy_bound import epsilon_bound_json
 from audit_core.roc import AttackMetrics, HardLabelMetrics, evaluate_attack, hard_label_metrics
 from audit_core.runtime import ProgressFn, as_progress, sub_progress
 from audit_core.tables import AlignedTables, ColumnTypes, align_tables, infer_column_types
@@ -49,6 +54,7 @@ __all__ = [
     "audit_synthetic",
     "copy_test",
     "exposed_records",
+    "near_copy_test",
     "record_comparison",
     "rescore",
     "table_overlaps",
@@ -86,6 +92,12 @@ HOLDOUT_OVERLAP_REFUSED = 0.5
 """A holdout with at least this share of its rows repeated verbatim in the training table is refused."""
 
 _HOLDOUT_OVERLAP_ALPHA = 0.001  # level of the "more holdout rows in train than chance" flag
+
+NEAR_COPY_QUANTILE = 0.01
+"""Near-copy tolerance: this quantile of the auxiliary records' distances (:func:`near_copy_test`)."""
+
+NEAR_COPY_ALPHA = 0.01
+"""Level of the near-copy test (below the exact-copy test's 5 %, so that the two together stay under 6 %)."""
 
 
 @dataclass(frozen=True)
@@ -173,11 +185,70 @@ class CopyTest:
         }
 
 
+@dataclass(frozen=True)
+class NearCopyTest(CopyTest):
+    """Do members sit within ``tolerance`` of a synthetic record more often than non-members?
+
+    Counts over the attack set: ``train_copies`` of the ``n_train`` members and
+    ``holdout_copies`` of the ``n_holdout`` non-members have a synthetic record
+    at Gower distance ``<= tolerance`` (exact copies included), with the same
+    one-sided Fisher exact test as :class:`CopyTest`. ``tolerance`` is read off
+    the auxiliary records only (:data:`NEAR_COPY_QUANTILE`), never off the attack
+    set, so under "the generator did not copy" members and non-members are
+    exchangeable given it and the test is exact (issue 10.3: training rows copied
+    with one value nudged, age +-1 or hours +-2, sit at d ~ 0.001, below almost
+    every non-member, and no exact-copy count sees them).
+    """
+
+    tolerance: float = 0.0
+    quantile: float = NEAR_COPY_QUANTILE
+
+    def to_json(self) -> dict[str, Any]:
+        """Counts, rates, the tolerance, the test and its p-value."""
+        out = super().to_json()
+        out["test"] = (
+            "one-sided Fisher exact test: members within the tolerance of a synthetic record more often than non-members"
+        )
+        return {**out, "tolerance": self.tolerance, "tolerance_rule": f"{self.quantile:g} quantile of the auxiliary distances"}
+
+
+def near_copy_test(
+    distance: np.ndarray,
+    is_member: np.ndarray,
+    aux_distances: np.ndarray,
+    *,
+    quantile: float = NEAR_COPY_QUANTILE,
+    alpha: float = NEAR_COPY_ALPHA,
+) -> NearCopyTest:
+    """The near-copy test on the attack set (METHODS.md §1, issue 10.3); see :class:`NearCopyTest`."""
+    d = np.asarray(distance, dtype=np.float64)
+    member = np.asarray(is_member, dtype=bool)
+    tol = float(np.quantile(np.asarray(aux_distances, dtype=np.float64), quantile))
+    near = d <= tol + ZERO_TOL
+    a, b = int((near & member).sum()), int((near & ~member).sum())
+    n_a, n_b = int(member.sum()), int((~member).sum())
+    p = _fisher_greater(a, n_a, b, n_b)
+    return NearCopyTest(
+        train_copies=a, n_train=n_a, holdout_copies=b, n_holdout=n_b, p_value=p, alpha=alpha, tolerance=tol, quantile=quantile
+    )
+
+
 def _fisher_greater(a: int, n_a: int, b: int, n_b: int) -> float:
     """One-sided Fisher exact p-value that ``a / n_a`` exceeds ``b / n_b``."""
     if a == 0:
         return 1.0
     return float(stats.fisher_exact([[a, n_a - a], [b, n_b - b]], alternative="greater").pvalue)
+
+
+def _compact(frame: pd.DataFrame, types: ColumnTypes) -> pd.DataFrame:
+    """``frame`` with its categorical columns as pandas ``category``: the same labels, one small code per cell.
+
+    A result keeps its aligned tables; as Python strings a million-row Adult table holds
+    ~110 MB of pointers (and ``memory_usage(deep=True)``, the result store's measure, counts
+    ~600 MB), as categories ~50 MB (issue 10, memory). Encoding and re-aligning read labels,
+    so every distance and every number derived from these tables is unchanged.
+    """
+    return frame.astype({c: "category" for c in types.categorical if c in frame.columns})
 
 
 def _row_keys(frame: pd.DataFrame, types: ColumnTypes) -> np.ndarray:
@@ -301,7 +372,8 @@ class SyntheticAudit:
     n_synthetic : int
         Rows of the synthetic table.
     settings : dict
-        prior, bandwidth, bandwidth_scale, n_folds, aux_quantile, seed, balance.
+        prior, bandwidth, bandwidth_scale, kde_axis (the axis the KDEs and their
+        bandwidths live on, ``audit_core.density.kde_axis``), n_folds, aux_quantile, seed, balance.
     types : ColumnTypes
         Column types used for the distance.
     warnings : tuple of str
@@ -313,8 +385,12 @@ class SyntheticAudit:
         Rows repeated verbatim between the tables (:func:`table_overlaps`).
     holdout_flag : str or None
         A sentence when the holdout repeats training rows more often than chance.
+    near_copies : NearCopyTest or None
+        Members and non-members within a small tolerance of a synthetic record,
+        with the one-sided Fisher exact test.
     frames : dict of str to pandas.DataFrame
-        The aligned train, holdout and synthetic tables (for the exposed-records view).
+        The aligned train, holdout and synthetic tables (for the exposed-records view and
+        the disclosure attacks), categorical columns as pandas ``category`` (same labels).
     encoding : GowerEncoding or None
         The Gower ranges and codes fitted on the real tables (for per-column shares).
     """
@@ -336,6 +412,7 @@ class SyntheticAudit:
     copy_test: CopyTest | None = None
     overlaps: dict[str, Overlap] = field(default_factory=dict)
     holdout_flag: str | None = None
+    near_copies: NearCopyTest | None = None
     frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     encoding: gower.GowerEncoding | None = field(default=None, repr=False)
 
@@ -382,6 +459,14 @@ class SyntheticAudit:
             }
         d = self.records["distance"].to_numpy()
         member = self.records["is_member"].to_numpy(dtype=bool)
+        # Empirical epsilon lower bound of each scored attack (audit_core.privacy_bound; members vs non-members).
+        seed = int(self.settings.get("seed", 0))
+        bound_scores = {"true_distribution": "p_member_true", "realistic": "p_member_realistic", "domias": "domias_score"}
+        for block, column in zip((true_json, real_json, extra.get("domias")), bound_scores.values(), strict=True):
+            if block is not None:
+                block["epsilon_lower_bound"] = epsilon_bound_json(self.records[column].to_numpy(), member, seed=seed)
+        threshold_json = self.distance_threshold.to_json()
+        threshold_json["epsilon_lower_bound"] = epsilon_bound_json(-d, member, seed=seed)
         return {
             "n_members": self.n_members,
             "n_non_members": self.n_non_members,
@@ -391,12 +476,13 @@ class SyntheticAudit:
             "attacks": {
                 "true_distribution": true_json,
                 "realistic": real_json,
-                "distance_threshold": self.distance_threshold.to_json(),
+                "distance_threshold": threshold_json,
                 "distance_threshold_realistic": self.distance_threshold_realistic.to_json(),
                 **extra,
             },
             "exact_copies": {**self.exact_copies, **(self.copy_test.to_json() if self.copy_test else {})},
             "overlaps": {k: v.to_json() for k, v in self.overlaps.items()},
+            **({"near_copies": self.near_copies.to_json()} if self.near_copies else {}),
             "median_distance": {
                 "members": float(np.median(d[member])),
                 "non_members": float(np.median(d[~member])),
@@ -530,6 +616,7 @@ def audit_synthetic(
     density_ratio: bool = True,
     seed: int = 0,
     progress: ProgressFn | None = None,
+    client: Any = None,
 ) -> SyntheticAudit:
     """Audit a synthetic table for membership risk (METHODS.md §1).
 
@@ -573,6 +660,9 @@ def audit_synthetic(
         Seeds the sampling, the folds and the tie-breaking.
     progress : callable, optional
         ``progress(fraction, message)``.
+    client : distributed.Client, optional
+        Run the nearest-neighbour searches on this Dask cluster (same numbers;
+        :mod:`audit_core.distributed_distance`); None runs them in this process.
 
     Returns
     -------
@@ -651,7 +741,7 @@ def audit_synthetic(
     query = pd.concat([tr.iloc[tr_rows], ho.iloc[ho_rows], aux], ignore_index=True)
     query_enc = encoder.transform(query)
     stop = 0.7 if density_ratio else 0.85
-    nn = gower.nearest_gower(query_enc, encoder.transform(sy), progress=sub_progress(progress, 0.05, stop))
+    nn = nearest_gower_on(query_enc, encoder.transform(sy), client=client, progress=sub_progress(progress, 0.05, stop))
     dist = np.clip(np.asarray(nn.distance, dtype=np.float64), 0.0, 1.0)
     nearest = np.asarray(nn.index, dtype=np.int64)
     n_attack = n_m + n_n
@@ -660,10 +750,11 @@ def audit_synthetic(
     aux_nn_d = None
     if density_ratio:
         report(0.7, "nearest auxiliary record (density ratio)")
-        aux_nn = gower.nearest_gower(
+        aux_nn = nearest_gower_on(
             query_enc.rows(np.arange(n_attack)),
             query_enc.rows(np.arange(n_attack, len(query))),
             progress=sub_progress(progress, 0.7, 0.85),
+            client=client,
         )
         aux_nn_d = np.clip(np.asarray(aux_nn.distance, dtype=np.float64), 0.0, 1.0)
 
@@ -674,6 +765,7 @@ def audit_synthetic(
         "prior": float(prior),
         "bandwidth": bandwidth if isinstance(bandwidth, str) else float(bandwidth),
         "bandwidth_scale": float(bandwidth_scale),
+        "kde_axis": f"log(1 + d / {LOG_AXIS_SCALE:g}), normalised to [0, 1]",
         "n_folds": int(n_folds),
         "aux_quantile": float(aux_quantile),
         "balance": bool(balance),
@@ -721,7 +813,8 @@ def audit_synthetic(
         copy_test=copies,
         overlaps=overlaps,
         holdout_flag=holdout_flag,
-        frames={"train": tr, "holdout": ho, "synthetic": sy},
+        near_copies=near_copy_test(attack_d, is_member, aux_d),
+        frames={name: _compact(frame, aligned.types) for name, frame in (("train", tr), ("holdout", ho), ("synthetic", sy))},
         encoding=encoder,
     )
 

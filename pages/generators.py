@@ -22,12 +22,16 @@ from audit_core.report import describe_input
 from audit_core.tables import infer_column_types, read_table
 from ui import state
 from ui.common import (
+    fingerprint,
+    keep_result,
     progress_reporter,
     remember_result,
     report_downloads,
     require_router,
+    result_cache,
     seed_input,
     show_input_error,
+    stored_result,
     take_autorun,
 )
 
@@ -47,8 +51,9 @@ def _read_sample(file: str) -> pd.DataFrame:
     return read_table(SAMPLE_DIR / file, name=file)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=2, max_size="1GB", scope="session")
 def _read_upload(data: bytes, name: str) -> pd.DataFrame:
+    # The session's upload, dropped when the session ends (issue 10, memory).
     return read_table(data, name=name)
 
 
@@ -80,7 +85,7 @@ def _param_widgets(name: str) -> dict:
 
 
 def _run(real: pd.DataFrame, settings: dict) -> GeneratorComparison | None:
-    cache = st.session_state.setdefault(state.Generators.CACHE, {})
+    cache = result_cache(state.Generators.CACHE)  # fits, samples and audits, in the one bounded store
     bars = {}
     st.caption("Progress per generator (epochs where the generator has them):")
     for name in settings["names"]:
@@ -208,15 +213,21 @@ def main() -> None:
         except InputError as exc:
             show_input_error(exc)
             return
-        st.session_state[state.Generators.RESULT] = (comparison, subset)
+        key = fingerprint("generators", subset, settings)
+        keep_result(key, (comparison, subset))  # the session keeps the key; the bounded store the result
+        st.session_state[state.Generators.RESULT] = key
         done = [r for r in comparison.runs if r.ok]
         if done:
             best = min(done, key=lambda r: r.audit.attacks["true_distribution"].auc)
             remember_result(PAGE, f"{len(done)} generators compared; least leaky: {best.label}", {
                 r.name: f"AUC {r.audit.attacks['true_distribution'].auc:.3f}" for r in done
             })
-    stored = st.session_state.get(state.Generators.RESULT)
-    if stored is not None:
+    key = st.session_state.get(state.Generators.RESULT)
+    if key is not None:
+        stored = stored_result(key)
+        if stored is None:
+            st.info("This result was dropped from the server's memory to make room for other audits: run it again.")
+            return
         _show(*stored)
 
 

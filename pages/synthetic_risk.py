@@ -7,7 +7,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from audit_core.disclosure import add_to_records
 from audit_core.errors import InputError
+from audit_core.plots.disclosure import with_disclosure
 from audit_core.plots.synthetic import (
     REALISTIC_NOT_CALIBRATED,
     build_report,
@@ -33,9 +35,11 @@ from ui.common import (
     require_router,
     seed_input,
     show_input_error,
+    stored_result,
     take_autorun,
     tpr_card,
 )
+from ui.disclosure import disclosure_section
 
 require_router()
 
@@ -65,8 +69,9 @@ def _read_sample(folder: str, name: str) -> pd.DataFrame:
     return read_table(SAMPLE_DIR / folder / f"{name}.csv", name=name)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=4, max_size="1GB", scope="session")
 def _read_upload(data: bytes, name: str) -> pd.DataFrame:
+    # One session's four uploads, dropped when the session disconnects (issue 10, memory).
     return read_table(data, name=name)
 
 
@@ -264,8 +269,9 @@ if (run_clicked or autorun) and tables is not None and types is not None:
         seed = int(st.session_state.get(state.Synthetic.SEED, 0))
         key = fingerprint("synthetic", tables, types.numeric, types.categorical, types.ignored, seed)
         audit = cached_run("Auditing the synthetic table", key, _audit, tables, types, seed)
+        # The session keeps the key, not the audit: the bounded store holds it (ui.common.ResultStore).
         st.session_state[state.Synthetic.RESULT] = {
-            "audit": audit,
+            "key": key,
             "source": source,
             "inputs": [describe_input(role, df) for role, df in tables.items()],
         }
@@ -275,8 +281,10 @@ if (run_clicked or autorun) and tables is not None and types is not None:
 result = st.session_state.get(state.Synthetic.RESULT)
 if result is None:
     st.stop()
-
-base: SyntheticAudit = result["audit"]
+base: SyntheticAudit | None = stored_result(result["key"])
+if base is None:
+    st.info("This result was dropped from the server's memory to make room for other audits: run the audit again.")
+    st.stop()
 st.divider()
 st.subheader(f"Result: {result['source']}")
 for note in base.warnings:
@@ -322,8 +330,13 @@ if audit.overlaps:
         )
         st.dataframe(overlaps_table(audit), hide_index=True, width="stretch")
 
+disclosure = disclosure_section(audit, result["key"])
+
 st.subheader("Downloads")
-report_downloads(build_report(audit, inputs=result["inputs"]), records=audit.records, key="synthetic")
+report, records = build_report(audit, inputs=result["inputs"]), audit.records
+if disclosure is not None:
+    report, records = with_disclosure(report, audit, disclosure), add_to_records(audit.records, disclosure)
+report_downloads(report, records=records, key="synthetic")
 
 true = audit.attacks["true_distribution"]
 remember_result(

@@ -161,7 +161,7 @@ def npz_with_members(members: dict[str, bytes]) -> bytes:
 
 
 def zip_bomb_npz(gigabytes: float = 2.0) -> bytes:
-    """A ~2 MB .npz whose ``images`` member inflates to ``gigabytes`` GB (built without compressing them).
+    """A small .npz (about 1 MB per GB) whose ``images`` member inflates to ``gigabytes`` GB, built without compressing them.
 
     After a full flush deflate restarts without history, so each 16 MiB block of zeros
     compresses to the same bytes: the stream is one block's output repeated. The CRC
@@ -184,10 +184,14 @@ def zip_bomb_npz(gigabytes: float = 2.0) -> bytes:
     for name, data, size, method in members:
         offset = out.tell()
         crc = zlib.crc32(data) if method == 0 else 0
-        fields = (20, 0, method, 0, 0x21, crc, len(data), size, len(name), 0)
-        out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, *fields) + name.encode() + data)
-        central.write(struct.pack("<IH", 0x02014B50, 20) + struct.pack("<HHHHHIIIHH", *fields))
-        central.write(struct.pack("<HHHII", 0, 0, 0, 0, offset) + name.encode())
+        # Past 4 GiB (the issue's 6 MB file inflating to 6.5 GB) the sizes go in a zip64 extra field.
+        extra = struct.pack("<HHQQ", 0x0001, 16, size, len(data)) if size > 0xFFFFFFFF else b""
+        sizes = (0xFFFFFFFF, 0xFFFFFFFF) if extra else (len(data), size)
+        version = 45 if extra else 20
+        fields = (version, 0, method, 0, 0x21, crc, *sizes, len(name), len(extra))
+        out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, *fields) + name.encode() + extra + data)
+        central.write(struct.pack("<IH", 0x02014B50, version) + struct.pack("<HHHHHIIIHH", *fields))
+        central.write(struct.pack("<HHHII", 0, 0, 0, 0, offset) + name.encode() + extra)
     cd_offset = out.tell()
     out.write(central.getvalue())
     out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central.getvalue()), cd_offset, 0))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime as dt
+import gc
 import hashlib
 import tempfile
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -85,13 +88,219 @@ def progress_reporter(label: str) -> Iterator[ProgressFn]:
 
 
 T = TypeVar("T")
-_CACHE_SIZE = 8
+_CACHE_SIZE = 32
+"""Most results the store keeps (the byte budget is the bound that matters; a comparison
+of four generators writes twelve entries: fits, samples and audits)."""
+CACHE_BYTES = 768 * 2**20
+"""Most bytes (as :func:`approx_nbytes` counts them) the store keeps, all sessions together."""
+SESSION_BOUND_BYTES = 32 * 2**20
+"""Results above this size live only while a session that used them is connected."""
+
+
+class ResultStore:
+    """A process-wide LRU of finished heavy results, bounded in entries and in bytes.
+
+    Each entry remembers the sessions that used it. A result larger than
+    :data:`SESSION_BOUND_BYTES` (an audit of uploaded tables) is dropped once none of
+    them is connected any more, so a closed browser tab does not keep a million-row
+    upload in memory; small results (the bundled samples) stay for every session.
+    A single result larger than the byte budget (an audit of two million-row uploads)
+    is kept alone, the others evicted, until the next result or the end of its sessions.
+    """
+
+    def __init__(self, max_entries: int = _CACHE_SIZE, max_bytes: int = CACHE_BYTES) -> None:
+        self.max_entries, self.max_bytes = int(max_entries), int(max_bytes)
+        self._items: OrderedDict[Hashable, tuple[Any, int, set[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held."""
+        return sum(size for _, size, _ in self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._items
+
+    def keys(self) -> list[Hashable]:
+        """The keys held, least recently used first."""
+        with self._lock:
+            return list(self._items)
+
+    def pop(self, key: Hashable) -> None:
+        """Forget ``key`` (no error when it is not held)."""
+        with self._lock:
+            self._items.pop(key, None)
+
+    def get(self, key: Hashable, session: str | None = None) -> Any | None:
+        """The result under ``key`` (marked most recently used, ``session`` added to its users), or None."""
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            self._items.move_to_end(key)
+            if session:
+                item[2].add(session)
+            return item[0]
+
+    def put(self, key: Hashable, value: Any, session: str | None = None) -> None:
+        """Keep ``value`` under ``key``, evicting least recently used results past the bounds."""
+        size = approx_nbytes(value)
+        with self._lock:
+            self._items.pop(key, None)
+            if size > self.max_bytes:  # kept alone (the page must be able to show it), dropped by the next put
+                self._items.clear()
+            self._items[key] = (value, size, {session} if session else set())
+            self._evict()
+
+    def drop_sessions_gone(self, is_active: Callable[[str], bool]) -> int:
+        """Drop large results none of whose sessions is active; returns how many were dropped."""
+        with self._lock:
+            gone = [
+                k for k, (_, size, users) in self._items.items()
+                if size > SESSION_BOUND_BYTES and users and not any(is_active(u) for u in users)
+            ]
+            for k in gone:
+                del self._items[k]
+            return len(gone)
+
+    def _evict(self) -> None:
+        total = sum(size for _, size, _ in self._items.values())
+        while len(self._items) > 1 and (len(self._items) > self.max_entries or total > self.max_bytes):
+            _, (_, size, _) = self._items.popitem(last=False)
+            total -= size
+
+
+def approx_nbytes(obj: Any, _depth: int = 0) -> int:
+    """Memory held by a result: tables, arrays and the containers and dataclasses around them.
+
+    Counts DataFrame and Series memory (``deep=True``: strings included), the buffers
+    of anything with an integer ``nbytes`` (numpy arrays, torch tensors) and of bytes;
+    a torch module counts its parameters and buffers. Other objects count a nominal
+    64 bytes. Four levels deep at most.
+    """
+    if isinstance(obj, pd.DataFrame | pd.Series):
+        usage = obj.memory_usage(deep=True, index=True)
+        return int(usage.sum() if isinstance(usage, pd.Series) else usage)
+    if isinstance(obj, bytes | bytearray | memoryview):
+        return len(obj)
+    nbytes = getattr(obj, "nbytes", None)
+    if isinstance(nbytes, int) and not isinstance(obj, type):
+        return nbytes
+    state_dict = getattr(obj, "state_dict", None)
+    if callable(state_dict) and hasattr(obj, "parameters"):  # a torch.nn.Module
+        return 64 + sum(int(t.nbytes) for t in state_dict().values())
+    if _depth >= 4:
+        return 64
+    if isinstance(obj, dict):
+        return 64 + sum(approx_nbytes(v, _depth + 1) for v in obj.values())
+    if isinstance(obj, list | tuple | set | frozenset):
+        return 64 + sum(approx_nbytes(v, _depth + 1) for v in obj)
+    fields = getattr(obj, "__dataclass_fields__", None)
+    if fields is not None:
+        return 64 + sum(approx_nbytes(getattr(obj, f, None), _depth + 1) for f in fields)
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return 64 + sum(approx_nbytes(v, _depth + 1) for v in vars(obj).values())
+    return 64
+
+
+class StoreView(MutableMapping):
+    """A ``cache`` mapping for audit_core functions that take one, kept in the result store.
+
+    Entries live under ``(namespace, key)`` in ``store`` with the same bounds, LRU order
+    and end-of-session rule as every other result (the generators page's fitted models,
+    samples and audits), instead of in a second, unbounded dict.
+    """
+
+    def __init__(self, store: ResultStore, namespace: str, session: str | None = None) -> None:
+        self.store, self.namespace, self.session = store, namespace, session
+
+    def __getitem__(self, key: Hashable) -> Any:
+        value = self.store.get((self.namespace, key), self.session)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: Hashable, value: Any) -> None:
+        self.store.put((self.namespace, key), value, self.session)
+
+    def __delitem__(self, key: Hashable) -> None:
+        self.store.pop((self.namespace, key))
+
+    def __contains__(self, key: object) -> bool:
+        return (self.namespace, key) in self.store
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter([k[1] for k in self.store.keys() if isinstance(k, tuple) and len(k) == 2 and k[0] == self.namespace])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+SWEEP_SECONDS = 20.0
+"""How often the store drops the large results of sessions that ended (a background thread)."""
 
 
 @st.cache_resource(show_spinner=False)
-def _result_store() -> tuple[OrderedDict, threading.Lock]:
-    """One process-wide LRU store of finished heavy results (shared by sessions)."""
-    return OrderedDict(), threading.Lock()
+def _result_store() -> ResultStore:
+    """The one process-wide :class:`ResultStore` (shared by sessions).
+
+    A daemon thread drops the large results of ended sessions every
+    :data:`SWEEP_SECONDS` and hands freed memory back to the system (also the uploads
+    Streamlit frees when a closed session's linger ends), so a closed tab's upload
+    leaves the server's memory without waiting for another audit to start.
+    """
+    store = ResultStore()
+
+    def sweep() -> None:
+        while True:
+            time.sleep(SWEEP_SECONDS)
+            store.drop_sessions_gone(_session_is_active)
+            release_free_memory()  # also what Streamlit freed when a session's linger ended
+
+    threading.Thread(target=sweep, name="result-store-sweep", daemon=True).start()
+    return store
+
+
+def release_free_memory() -> None:
+    """Return freed heap pages to the system (glibc ``malloc_trim``; a no-op elsewhere).
+
+    Python and pandas free a dropped table, but glibc keeps the pages in its arenas,
+    so without this the server's resident size would not fall after sessions end.
+    """
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def result_cache(namespace: str) -> StoreView:
+    """A :class:`StoreView` of the result store for this session (the ``cache=`` of audit_core calls)."""
+    return StoreView(_result_store(), namespace, _session_id())
+
+
+def keep_result(key: str, value: Any) -> None:
+    """Keep a finished result in the store under ``key`` (read back with :func:`stored_result`)."""
+    _result_store().put(key, value, _session_id())
+
+
+def _session_id() -> str | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
+def _session_is_active(session_id: str) -> bool:
+    from streamlit import runtime
+
+    return not runtime.exists() or runtime.get_instance().is_active_session(session_id)
+
+
+def stored_result(key: str) -> Any | None:
+    """A finished result of :func:`cached_run` still in the store, or None (evicted to free memory)."""
+    return _result_store().get(key, _session_id())
 
 
 def fingerprint(*parts: Any) -> str:
@@ -128,19 +337,17 @@ def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwar
     Unlike ``st.cache_data``, the progress bar lives outside the cached work, and a
     result is stored only after ``fn`` returns: an error, or a rerun that interrupts
     the work, leaves no half-written entry. Finished results are shared by sessions
-    (an LRU of a few entries), so moving a slider or coming back to a page is instant.
+    (:class:`ResultStore`: a few entries, :data:`CACHE_BYTES` at most, large results
+    dropped when their sessions end), so moving a slider or coming back to a page is instant.
     """
-    store, lock = _result_store()
-    with lock:
-        if key in store:
-            store.move_to_end(key)
-            return store[key]
+    store, session = _result_store(), _session_id()
+    store.drop_sessions_gone(_session_is_active)
+    hit = store.get(key, session)
+    if hit is not None:
+        return hit
     with progress_reporter(label) as progress:
         result = fn(*args, progress=progress, **kwargs)
-    with lock:
-        store[key] = result
-        while len(store) > _CACHE_SIZE:
-            store.popitem(last=False)
+    store.put(key, result, session)
     return result
 
 
@@ -166,8 +373,11 @@ def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key
 
     The files are built only when a button is clicked (deferred data), so reruns
     stay fast however large the report. The PDF button appears where a local
-    Chromium can print it (no network involved).
+    Chromium can print it (no network involved). The JSON summary's ``metrics``
+    (built from the same ``to_json()`` that the CLI writes with ``--json``) are also kept
+    in ``st.session_state[f"{key}.metrics"]``, so a test can compare the page with the CLI.
     """
+    st.session_state[f"{key}.metrics"] = report.metrics
     slug = report.title.lower().replace(" ", "_")[:40]
     cols = iter(st.columns(4))
     next(cols).download_button(

@@ -22,13 +22,14 @@ class Synthetic:
     UPLOAD = "synthetic.upload"  # prefix of the upload widgets' keys
     EXPOSED_BY = "synthetic.exposed_by"
     EXPLAIN = "synthetic.explain"
+    DISCLOSURE = "synthetic.disclosure"  # prefix of the disclosure section's role editor and attack settings
 
 
 class Generators:
     AUTORUN = "generators.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "generators.result"
+    RESULT = "generators.result"  # key of (comparison, table) in ui.common's result store
     SOURCE = "generators.source"
-    CACHE = "generators.cache"  # fitted generators, samples and audits (written only after each step completes)
+    CACHE = "generators.cache"  # namespace in ui.common's result store: fitted generators, samples and audits
     BANDWIDTH = "generators.bandwidth"
     PRIOR = "generators.prior"
 
@@ -42,8 +43,16 @@ class Lira:
 
 class Fabrication:
     AUTORUN = "fabrication.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "fabrication.result"
+    RESULT = "fabrication.result"  # dict: key (of the result in ui.common's store), inputs
     SOURCE = "fabrication.source"
     LAMBDA = "fabrication.lambda"  # AR-MIA lambda slider: re-scores, never re-attacks
     MIA = "fabrication.mia"  # which MIA the histograms / ROC / lambda plots show
     TRUST = "fabrication.trust_torchscript"  # the user confirmed they trust an uploaded TorchScript file
+    FPR = "fabrication.fpr"  # target FPR of the TPR cards ("0.001", "0.01", "0.1"): re-scores only
+
+
+class ScoreCheck:
+    AUTORUN = "score_check.autorun"  # set by the home page's "Run on the sample" button
+    RESULT = "score_check.result"  # dict: check (ScoreCheck), inputs, source
+    SOURCE = "score_check.source"
+    UPLOAD = "score_check.upload"

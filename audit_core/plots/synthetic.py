@@ -21,6 +21,7 @@ from audit_core.plots.common import (
     log_roc_figure,
 )
 from audit_core.report import InputSummary, Report
+from audit_core.roc import INTERVAL_LIMIT
 from audit_core.synthetic import ATTACK_LABELS, SyntheticAudit, exposed_records
 
 __all__ = [
@@ -168,17 +169,23 @@ def risk_level(audit: SyntheticAudit) -> str:
 
     High when the exact-copy test finds more training rows copied verbatim than
     chance explains (:class:`~audit_core.synthetic.CopyTest`, one-sided Fisher
-    exact test at 5 %), or when the lower end of the 95 % interval of any
+    exact test at 5 %), when the near-copy test finds more members than
+    non-members within a small distance of a synthetic record
+    (:class:`~audit_core.synthetic.NearCopyTest`, at 1 %), or when the lower end of the 95 % interval of any
     attack's TPR at 1 % FPR exceeds three times the FPR; elevated when it
     exceeds twice the FPR or any attack's AUC exceeds 0.6. Every attack the
-    page shows (true-distribution, realistic, density ratio) counts.
+    page shows counts: the true-distribution, realistic and density-ratio
+    scores, and the two Method 1 points, whose AUC as a one-point ROC is
+    ``(1 + TPR - FPR) / 2``.
     """
     fpr = float(_LOW_FPR)
     low = audit.attacks[strongest_attack(audit)].tpr_at_fpr[_LOW_FPR]
-    test = audit.copy_test
-    if (test is not None and test.excess) or low.ci_low > 3 * fpr:
+    tests = (audit.copy_test, audit.near_copies)
+    if any(t is not None and t.excess for t in tests) or low.ci_low > 3 * fpr:
         return "high"
-    if low.ci_low > 2 * fpr or max(audit.attacks[k].auc for k in _verdict_attacks(audit)) > 0.6:
+    aucs = [audit.attacks[k].auc for k in _verdict_attacks(audit)]
+    aucs += [(1 + t.metrics.tpr - t.metrics.fpr) / 2 for t in (audit.distance_threshold, audit.distance_threshold_realistic)]
+    if low.ci_low > 2 * fpr or max(aucs) > 0.6:
         return "elevated"
     return "low"
 
@@ -191,6 +198,16 @@ def _copies_sentences(audit: SyntheticAudit, level: str) -> tuple[str, str]:
     """The headline (with the count when copies drive it) and the sentence on exact copies."""
     test = audit.copy_test
     headline = RISK_HEADLINES[level]
+    near = audit.near_copies
+    if near is not None and near.excess and not (test is not None and test.excess):
+        return (
+            f"{headline[:-1]}: {near.train_copies:,} of the {near.n_train:,} audited training records have a synthetic "
+            f"record within Gower distance {near.tolerance:.2g} (near-copies), against {near.holdout_copies:,} of the "
+            f"{near.n_holdout:,} holdout records.",
+            f"More than chance explains (one-sided Fisher exact test, p = {_p(near.p_value)}; the tolerance is the "
+            "distance only 1 % of the auxiliary records come that close): a near-copy discloses a training record "
+            "with one value changed.",
+        )
     if test is None or not test.train_copies:
         return headline, ""
     counts = (
@@ -256,6 +273,7 @@ LIMITS = [
     "(e.g. DOMIAS-style density ratios in feature space) may find more.",
     "A result of 'no measurable risk' is evidence at this sample size, not proof: TPR at FPR alpha needs at least "
     "10/alpha non-members to be measured at all.",
+    INTERVAL_LIMIT,
     "Gower distance weights every compared column equally unless weights are given; identifier-like columns should be left out.",
     "The realistic attack's P(member | d) ranks records but is not calibrated: its labels are pseudo-labels, so a record "
     "closer than the cut gets a P near 1 whether or not it was a member.",

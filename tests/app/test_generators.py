@@ -7,6 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from ui import state
+from ui.common import StoreView, _result_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "generators.py")
@@ -31,11 +32,11 @@ def test_comparison_runs_and_sliders_do_not_refit():
     auc = dict(zip(table["Generator"], table["AUC (true)"], strict=True))
     assert auc["Bootstrap (leaky reference)"] > 0.7
     assert abs(auc["Population (chance reference)"] - 0.5) < 0.1
-    cache_size = len(at.session_state[state.Generators.CACHE])
+    cache_size = len(StoreView(_result_store(), state.Generators.CACHE))
     # moving the prior re-scores the stored audits: nothing is refitted, the cache does not grow
     at.slider(key=state.Generators.PRIOR).set_value(0.2).run()
     assert not at.exception
-    assert len(at.session_state[state.Generators.CACHE]) == cache_size
+    assert len(StoreView(_result_store(), state.Generators.CACHE)) == cache_size
     assert at.dataframe[0].value["Generator"].tolist() == table["Generator"].tolist()
 
 

@@ -8,11 +8,17 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui import state
+from ui.common import _result_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "synthetic_risk.py")
 LEAKY = "Adult – leaky synthetic (some training rows copied)"
 COPULA = "Adult – Gaussian copula synthetic"
+
+
+def _audit(at: AppTest):
+    """The audit the page stored: the session keeps its key, the bounded result store the audit."""
+    return _result_store().get(at.session_state[state.Synthetic.RESULT]["key"])
 
 
 def _run(source: str) -> AppTest:
@@ -41,18 +47,17 @@ def test_leaky_sample_is_flagged_unsafe_with_all_views(leaky: AppTest) -> None:
     assert any("non-members behind it" in c.value for c in leaky.caption)
     # Log-ROC, two P(member) histograms and the distance plot.
     assert len(leaky.get("plotly_chart")) == 4
-    result = leaky.session_state[state.Synthetic.RESULT]
-    assert result["audit"].exact_copies["members"] > 100
+    assert _audit(leaky).exact_copies["members"] > 100
 
 
 def test_sliders_rescore_without_recomputing_distances(leaky: AppTest) -> None:
-    before = leaky.session_state[state.Synthetic.RESULT]["audit"]
+    before = _audit(leaky)
     auc_before = [m.value for m in leaky.metric if m.label == "AUC"]
     leaky.slider(key=state.Synthetic.PRIOR).set_value(0.1).run()
     assert not leaky.exception
     leaky.select_slider(key=state.Synthetic.BANDWIDTH).set_value(4.0).run()
     assert not leaky.exception
-    after = leaky.session_state[state.Synthetic.RESULT]["audit"]
+    after = _audit(leaky)
     assert after is before  # the stored audit (distances) is untouched; only the view is re-scored
     assert [m.value for m in leaky.metric if m.label == "AUC"] != auc_before
     assert any("Precision" in m.label for m in leaky.metric)
@@ -62,7 +67,7 @@ def test_gaussian_copula_sample_is_not_unsafe() -> None:
     at = _run(COPULA)
     assert not any(e.value.startswith("UNSAFE") for e in at.error)
     assert any("No measurable membership risk" in s.value for s in at.success)
-    assert at.session_state[state.Synthetic.RESULT]["audit"].exact_copies["members"] == 0
+    assert _audit(at).exact_copies["members"] == 0
 
 
 def test_upload_mode_asks_for_the_tables() -> None:

@@ -127,14 +127,20 @@ def test_home_page_lists_every_audit(server, browser):
     page.goto(server)
     page.get_by_role("button", name="Run on the sample").first.wait_for(timeout=60_000)
     _wait_idle(page, 30)
-    assert page.get_by_role("button", name="Run on the sample").count() == 4
+    assert page.get_by_role("button", name="Run on the sample").count() == 5
     _assert_healthy(page, "home")
     page.close()
 
 
 @pytest.mark.parametrize(
     ("index", "name", "timeout_s"),
-    [(0, "synthetic_risk", 240), (1, "generators", 420), (2, "lira_calibration", 300), (3, "fabrication", 300)],
+    [
+        (0, "synthetic_risk", 240),
+        (1, "generators", 420),
+        (2, "lira_calibration", 300),
+        (3, "fabrication", 300),
+        (4, "score_check", 120),
+    ],
 )
 def test_sample_run_draws_charts(server, browser, index, name, timeout_s):
     page = browser.new_page(viewport={"width": 1400, "height": 5000})

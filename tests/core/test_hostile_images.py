@@ -62,6 +62,7 @@ CASES = {
         "truncated or forged",
     ),
     "zip bomb": (zip_bomb_npz, "pixel values; at most 160,000,000"),
+    "6 MB zip64 bomb inflating to 6.5 GB": (lambda: zip_bomb_npz(6.5), "396,288 images; at most 200,000"),
     "object arrays": (lambda: _with(is_member=np.array([{"a": 1}] * 60, dtype=object)), "never loaded"),
     "not a zip": (lambda: b"just some text, no archive", "not a NumPy .npz archive"),
 }

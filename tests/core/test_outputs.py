@@ -160,3 +160,11 @@ def test_every_count_is_bounded_with_the_limit_in_the_message(argv, words, capsy
     assert words in err
     assert "from" in err
     assert "to" in err
+
+
+def test_a_count_argparse_cannot_parse_names_its_bound(capsys):
+    """``--steps 1e20`` is not an integer for argparse; the message still gives the limit."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fabrication", "--quiet", "--steps", "1e20"])
+    err = _one_error(capsys, exit_info.value.code)
+    assert "--steps must be a whole number from 1 to 500" in err
