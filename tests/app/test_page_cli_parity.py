@@ -143,3 +143,28 @@ def test_synthetic_page_equals_cli_tabular(source: str, synthetic: str, tmp_path
         assert cards[f"TPR at {label} FPR"].startswith(f"{100 * true['tpr_at_fpr'][key]:.1f} %")
     shown = [e.value for e in (*at.error, *at.warning, *at.success)]
     assert stdout.strip().splitlines()[-1] in shown  # the verdict sentence, word for word
+
+
+# ----------------------------------------------------------------------------- score check
+
+
+def test_score_check_page_equals_cli_scores(tmp_path: Path, capsys) -> None:
+    at = AppTest.from_file(str(PAGES / "score_check.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    [seed] = [n for n in at.number_input if n.label == "Seed"]
+    seed.set_value(SEED)
+    at.button[0].click().run()
+    assert not at.exception
+    assert not at.error
+    page = _plain(at.session_state["score_check.downloads.metrics"])
+    cli, _ = _cli(
+        ["scores", "--scores", str(ROOT / "sample_data" / "scores.csv"), "--fpr", "0.001,0.01,0.1",
+         "--delta", "1e-5", "--seed", str(SEED)],
+        tmp_path,
+        capsys,
+    )  # fmt: skip
+    assert page == cli["attacks"]  # the report's metrics are the per-attack block of the JSON
+    assert cli["settings"]["seed"] == SEED
+    shown = [m.value for m in at.metric if m.label == "epsilon ≥"]
+    assert shown == [f"{a['epsilon_lower_bound']['epsilon']:.2f}" for a in cli["attacks"].values()]
