@@ -56,8 +56,7 @@ def apply_layout(fig: go.Figure, *, title: str | None = None, height: int = 460)
     fig.update_layout(
         template="plotly_white",
         height=height,
-        # a title with a <br> subtitle needs a second line of room
-        margin={"l": 60, "r": 20, "t": (80 if "<br>" in title else 50) if title else 20, "b": 60},
+        margin={"l": 60, "r": 20, "t": 50 if title else 20, "b": 60},
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
         title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"} if title else None,
     )

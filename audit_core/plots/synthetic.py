@@ -80,7 +80,7 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
                 x=grid,
                 y=curve,
                 mode="lines",
-                name=f"{name}: KDE (h={dens.bandwidth:.3g})",
+                name=f"{name}: KDE (h={dens.bandwidth:.3g} on the log-distance axis)",
                 line={"color": color, "width": 2.5},
             )
         )
@@ -111,7 +111,7 @@ def p_member_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
     member = audit.records["is_member"].to_numpy(dtype=bool)
     title = f"P(member | d): {ATTACK_LABELS[attack]}"
     if attack == "realistic":
-        title += "<br><sup>ranks records, not calibrated: its labels are pseudo-labels</sup>"
+        title = "P(member | d), realistic KDE: ranks records, not calibrated"  # one line: a subtitle gets clipped
     fig = group_histogram(
         {"members": p[member], "non-members": p[~member]},
         title=title,
