@@ -1,22 +1,27 @@
-"""Entry point of the dashboard: a router over pages/ (run: streamlit run app.py)."""
+"""Entry point of the dashboard: a router over views/ (run: streamlit run app.py)."""
 
 import streamlit as st
 
 st.set_page_config(page_title="Membership-risk audit", page_icon="🛡️", layout="wide")
 
-pages = {
-    "Overview": [st.Page("pages/home.py", title="Home", icon="🏠", default=True)],
-    "Synthetic data": [
-        st.Page("pages/synthetic_risk.py", title="Synthetic-data risk", icon="🧬"),
-        st.Page("pages/generators.py", title="Generate & compare", icon="⚙️"),
-    ],
-    "Trained models": [
-        st.Page("pages/lira_calibration.py", title="Calibrated LiRA", icon="📏"),
-        st.Page("pages/fabrication.py", title="Fabricated members", icon="🎭"),
-    ],
-    "Membership scores": [st.Page("pages/score_check.py", title="Score check", icon="🎯")],
-}
+EXTRA_PAGES = {"Synthetic data": [st.Page("views/generators.py", title="Generate & compare", icon="⚙️")]}
+"""Pages that are not one registered audit (the generator comparison runs the tabular audit per generator)."""
 
+
+def _router() -> dict[str, list]:
+    """Home, then one page per registered audit (audit_core.registry), grouped by section."""
+    from audit_core.registry import REGISTRY
+
+    pages: dict[str, list] = {"Overview": [st.Page("views/home.py", title="Home", icon="🏠", default=True)]}
+    for audit in REGISTRY.values():
+        if audit.page:
+            pages.setdefault(audit.section, []).append(st.Page(audit.page, title=audit.title, icon=audit.icon))
+    for section, extra in EXTRA_PAGES.items():
+        pages.setdefault(section, []).extend(extra)
+    return pages
+
+
+pages = _router()
 pg = st.navigation(pages)
 with st.sidebar:
     st.caption(
@@ -27,7 +32,7 @@ with st.sidebar:
 
 @st.cache_resource(ttl=60, show_spinner="Connecting to the Dask cluster")
 def _dask_cluster(address: str) -> dict:
-    from audit_core.cluster import dashboard_cluster
+    from audit_core.common.cluster import dashboard_cluster
 
     return dashboard_cluster(address)
 
@@ -36,7 +41,7 @@ def _cluster_sidebar() -> None:
     """The Dask cluster named by AUDIT_DASK_SCHEDULER: address, workers, a link to Dask's dashboard (or why not)."""
     import os
 
-    from audit_core.cluster import ENV_VAR, cluster_summary
+    from audit_core.common.cluster import ENV_VAR, cluster_summary
 
     address = os.environ.get(ENV_VAR, "").strip()
     if not address:

@@ -1,20 +1,15 @@
-"""audit_core: the UI-free backend of the membership-risk audit dashboard.
+"""audit_core: membership-risk audits, UI-free (the dashboard and ``python -m audit_core`` share it).
 
-Three audits, one module each (see METHODS.md in the project docs):
+One package per audit (see METHODS.md in the project docs and ARCHITECTURE.md):
 
 - :mod:`audit_core.synthetic` -- membership risk of a synthetic table (KDE over
-  nearest-neighbour Gower distances), with :mod:`audit_core.generators` to make
-  synthetic tables to compare;
-- :mod:`audit_core.lira` -- naive vs calibrated LiRA and the finite-population
-  correction;
-- :mod:`audit_core.fabrication` -- fabricated members, their detection and the
-  robust MIA.
+  nearest-neighbour Gower distances), disclosure attacks, generators and their comparison;
+- :mod:`audit_core.lira` -- naive vs calibrated LiRA and the finite-population correction;
+- :mod:`audit_core.fabrication` -- fabricated members, their detection and the robust MIA;
+- :mod:`audit_core.scores` -- membership scores from any tool, with the epsilon lower bound.
 
-Shared pieces: :mod:`audit_core.tables` (loading and validation),
-:mod:`audit_core.roc` (ROC and TPR at low FPR with intervals),
-:mod:`audit_core.report` (HTML/JSON reports), :mod:`audit_core.plots` (figures),
-:mod:`audit_core.runtime` (device, threads, seeds, progress) and
-:mod:`audit_core.errors`. The command line is ``python -m audit_core``.
+Shared pieces live in :mod:`audit_core.common`; the registry of audits (the contract every
+audit implements) in :mod:`audit_core.contract`. The command line is ``python -m audit_core``.
 """
 
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""The heavy steps on a Dask cluster (audit_core.cluster) against the in-process engine, same run.
+"""The heavy steps on a Dask cluster (audit_core.common.cluster) against the in-process engine, same run.
 
 1. Equal results: Adult-shaped mixed data with 5 % missing values in four columns,
    distributed (one reference block, then several) vs ``nearest_gower``: index
@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_distance import CATEGORICAL, NUMERIC, TYPES, _source, make_tables  # noqa: E402
 
-from audit_core import distance as gower  # noqa: E402
-from audit_core.cluster import cluster_client  # noqa: E402
-from audit_core.distributed_distance import nearest_gower_on, nearest_gower_parquet  # noqa: E402
+from audit_core.common.cluster import cluster_client  # noqa: E402
+from audit_core.synthetic import distance as gower  # noqa: E402
+from audit_core.synthetic.distributed_distance import nearest_gower_on, nearest_gower_parquet  # noqa: E402
 
 
 def _load() -> str:
@@ -113,7 +113,7 @@ def scale(client, n: int, parts: int) -> None:
 
 
 def lira(client, rows: int, models: int) -> None:
-    from audit_core.batched_models import balanced_keep_matrix, prepare_design, train_batched, train_models
+    from audit_core.lira.batched_models import balanced_keep_matrix, prepare_design, train_batched, train_models
 
     adult = pd.read_csv(ROOT / "sample_data" / "adult" / "train.csv").sample(rows, random_state=0, replace=True)
     design = prepare_design(adult.reset_index(drop=True), target="income_per_year")
@@ -131,7 +131,7 @@ def lira(client, rows: int, models: int) -> None:
 
 
 def generators(rows: int, names: list[str]) -> None:
-    from audit_core.comparison import compare_generators
+    from audit_core.synthetic.comparison import compare_generators
 
     adult = _source(None).sample(rows, random_state=0).reset_index(drop=True)  # sample_data/adult.csv, 32,561 rows
     for workers in (1, 4):

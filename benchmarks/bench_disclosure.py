@@ -1,4 +1,4 @@
-"""Singling out, linkability and inference (audit_core.disclosure) timed against anonymeter, same work.
+"""Singling out, linkability and inference (audit_core.synthetic.disclosure) timed against anonymeter, same work.
 
 The issue's target: all three attacks, 2,000 attacks each, on 20,000-row tables, in
 under 10 s on 2 cores. Data: Adult rows (``sample_data/adult.csv``) drawn with
@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 
 from compare_anonymeter import SECRET, roles, scenarios  # noqa: E402
 
-from audit_core.disclosure import DisclosureRoles, audit_disclosure  # noqa: E402
+from audit_core.synthetic.disclosure import DisclosureRoles, audit_disclosure  # noqa: E402
 
 
 def main() -> None:
@@ -63,7 +63,7 @@ def main() -> None:
     res = audit_disclosure(train, control, syn, roles=r, n_attacks=args.attacks, seed=0)
     ours, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"{args.rows:,}-row tables, {args.attacks:,} attacks each, 2 threads")
-    print(f"  audit_core.disclosure: {ours:.2f} s wall, {cpu:.2f} s CPU over all threads "
+    print(f"  audit_core.synthetic.disclosure: {ours:.2f} s wall, {cpu:.2f} s CPU over all threads "
           f"(one-time compile / cache load before it: {warm:.1f} s)")  # fmt: skip
     for key, x in res.results():
         print(f"    {key:28s} risk {x.risk:.3f} [{x.ci_low:.3f}, {x.ci_high:.3f}]  n = {x.n_attacks}")

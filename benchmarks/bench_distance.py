@@ -1,4 +1,4 @@
-"""Nearest-neighbour Gower distance (audit_core.distance) against the `gower` package, same run.
+"""Nearest-neighbour Gower distance (audit_core.synthetic.distance) against the `gower` package, same run.
 
 METHODS.md §1 step 1 needs, for every attack record, the Gower distance to its
 nearest synthetic record. audit_core scans the synthetic table in blocks with a
@@ -39,8 +39,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit_core.distance import encode_for_gower, nearest_gower, pairwise_gower, warm_up  # noqa: E402
-from audit_core.tables import ColumnTypes  # noqa: E402
+from audit_core.common.tables import ColumnTypes  # noqa: E402
+from audit_core.synthetic.distance import encode_for_gower, nearest_gower, pairwise_gower, warm_up  # noqa: E402
 
 NUMERIC = ("age", "education_num", "capital_gain", "capital_loss", "hours_per_week", "fnlwgt", "years_left", "weekly_load")
 CATEGORICAL = ("workclass", "education", "marital_status", "occupation", "relationship", "race")

@@ -1,4 +1,4 @@
-"""Batched shadow models (audit_core.batched_models) against scikit-learn, one model at a time.
+"""Batched shadow models (audit_core.lira.batched_models) against scikit-learn, one model at a time.
 
 METHODS.md §2 needs M models, each trained on its own random half of the table. The
 peer is scikit-learn fitting them one after another (``LogisticRegression`` with
@@ -13,7 +13,7 @@ the sequential peer (a fairer yardstick on a shared machine), and the mean held-
 accuracy of both (the other half of the table).
 
 Data: ``sample_data/adult.csv`` (target ``income_per_year``), one-hot + standardised
-once (``audit_core.batched_models.prepare_design``).
+once (``audit_core.lira.batched_models.prepare_design``).
 
 Target: M = 64 MLPs on Adult in under two minutes on 2 cores (printed as a check).
 
@@ -39,8 +39,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit_core.batched_models import balanced_keep_matrix, prepare_design, train_batched  # noqa: E402
-from audit_core.runtime import blas_threads, pick_device  # noqa: E402
+from audit_core.common.runtime import blas_threads, pick_device  # noqa: E402
+from audit_core.lira.batched_models import balanced_keep_matrix, prepare_design, train_batched  # noqa: E402
 
 
 def _sk_model(kind: str, epochs: int):

@@ -1,10 +1,10 @@
-"""TPR-at-FPR intervals (audit_core.roc) against the old interval and a resampling bootstrap, same run.
+"""TPR-at-FPR intervals (audit_core.common.roc) against the old interval and a resampling bootstrap, same run.
 
 Every audit reports TPR at FPR 0.1 %, 1 % and 10 % with a 95 % interval, and the
 re-scoring sliders recompute them, so the three intervals on 100,000 members +
 100,000 non-members must take under a second on 2 cores.
 
-- ours: :func:`audit_core.roc.tpr_at_fpr` for the three FPRs (exact interval: a
+- ours: :func:`audit_core.common.roc.tpr_at_fpr` for the three FPRs (exact interval: a
   binomial band for the threshold from the non-members' order statistics combined
   with one-sided Clopper-Pearson bounds on the members at its two ends).
 - old: the previous interval, Clopper-Pearson over the members only at the estimated
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.roc import clopper_pearson, roc_curve, tpr_at_fpr
+from audit_core.common.roc import clopper_pearson, roc_curve, tpr_at_fpr
 
 FPRS = (0.001, 0.01, 0.1)
 

@@ -1,4 +1,4 @@
-"""Disclosure risks (audit_core.disclosure) next to anonymeter's on the same data, same parameters.
+"""Disclosure risks (audit_core.synthetic.disclosure) next to anonymeter's on the same data, same parameters.
 
 anonymeter pins ``numpy < 1.27``, so it can never sit in this project's .venv. Run it
 from a throwaway environment that also sees this repository::
@@ -66,7 +66,7 @@ def roles(columns: list[str]) -> tuple[list[str], list[str], list[str]]:
 
 def run_ours() -> None:
     sys.path.insert(0, str(ROOT))
-    from audit_core.disclosure import DisclosureRoles, audit_disclosure
+    from audit_core.synthetic.disclosure import DisclosureRoles, audit_disclosure
 
     train, control, synth = scenarios()
     known, a, b = roles(list(train.columns))

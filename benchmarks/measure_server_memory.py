@@ -38,7 +38,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit_core.report import CHROMIUM_FLAGS  # noqa: E402
+from audit_core.common.report import CHROMIUM_FLAGS  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BUSY = ("stStatusWidget", "stSkeleton", "stProgress", "stSpinner")

@@ -30,10 +30,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.errors import InputError
-from audit_core.plots.synthetic import verdict
-from audit_core.roc import tpr_at_fpr
-from audit_core.synthetic import audit_synthetic
+from audit_core.common.errors import InputError
+from audit_core.common.roc import tpr_at_fpr
+from audit_core.synthetic.audit import audit_synthetic
+from audit_core.synthetic.verdict import verdict
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_data"
 

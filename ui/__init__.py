@@ -1,1 +1,1 @@
-"""Streamlit helpers shared by the pages (the only UI code outside pages/)."""
+"""Streamlit helpers shared by the pages (the only UI code outside views/)."""

@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from audit_core.limits import SEED
-from audit_core.report import Report, pdf_available, to_json_text
-from audit_core.roc import TprAtFpr
-from audit_core.runtime import ProgressFn
+from audit_core.common.limits import SEED
+from audit_core.common.report import Report, pdf_available, to_json_text
+from audit_core.common.roc import TprAtFpr
+from audit_core.common.runtime import ProgressFn
+from audit_core.contract import Outcome
 from ui import state
 
 HELP: dict[str, str] = {
@@ -46,22 +47,6 @@ HELP: dict[str, str] = {
     "error_area": "Error area = 1 - AUC: the higher, the more the MIA is fooled.",
     "grad_norm": "Norm of the loss gradient with respect to the input; fabricated members show a collapse of it.",
 }
-
-
-def require_router() -> None:
-    """Hand a deep-linked page over to app.py's router (call first in every page).
-
-    Streamlit treats a ``pages/`` folder beside the entry script as an old-style
-    multipage app until ``st.navigation`` has run once in the server's life, so a
-    bookmark to a page opened on a freshly started server would run the page alone
-    (no router, no layout, an auto-generated sidebar). Clearing that flag and
-    rerunning lets app.py route the same URL.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 def show_input_error(exc: Exception) -> None:
@@ -368,6 +353,22 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
     st.caption(f"95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it{note}")
 
 
+def reproduce(outcome: Outcome, *, key: str) -> None:
+    """The exact ``python -m audit_core ...`` line for this result (the report prints it too).
+
+    Its ``--json`` file equals the page's JSON summary; the line is also kept in
+    ``st.session_state[f"{key}.command"]`` so a test can run it.
+    """
+    command = outcome.command()
+    st.session_state[f"{key}.command"] = command
+    with st.expander("⌨️ Reproduce this from the command line"):
+        st.code(command, language="bash")
+        st.caption(
+            "Run it in the project folder; the JSON it writes equals this page's JSON summary (same inputs, settings "
+            "and seed). Uploaded files are named as you uploaded them: run it where they are."
+        )
+
+
 def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key: str) -> None:
     """Download buttons: the HTML report, a PDF of it, the JSON summary, the per-record CSV.
 
@@ -440,5 +441,5 @@ def take_autorun(key: str) -> bool:
 
 
 def seed_input(container: Any = st, *, key: str | None = None) -> int:
-    """The seed widget, bounded as on the command line (:data:`audit_core.limits.SEED`)."""
+    """The seed widget, bounded as on the command line (:data:`audit_core.common.limits.SEED`)."""
     return int(container.number_input("Seed", min_value=0, max_value=int(SEED.high), value=0, step=1, key=key))

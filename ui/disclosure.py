@@ -1,7 +1,7 @@
-"""The synthetic-risk page's disclosure section: column roles -> audit_core.disclosure -> table and figure.
+"""The synthetic-risk page's disclosure section: column roles -> audit_core.synthetic.disclosure -> table and figure.
 
 One call from the page, :func:`disclosure_section`; it returns the finished
-:class:`~audit_core.disclosure.DisclosureAudit` (or None) so the page's report and
+:class:`~audit_core.synthetic.disclosure.DisclosureAudit` (or None) so the page's report and
 per-record CSV can include it. The attacks run from a form button, once per set of
 roles (``ui.common.cached_run``): changing the bandwidth or the prior never reruns them.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit_core.disclosure import DEFAULT_N_ATTACKS, DisclosureAudit, DisclosureRoles, audit_disclosure, default_roles
-from audit_core.errors import InputError
-from audit_core.limits import DISCLOSURE_ATTACKS, LINK_K
-from audit_core.plots.disclosure import results_table, risk_figure
-from audit_core.synthetic import SyntheticAudit
+from audit_core.common.errors import InputError
+from audit_core.common.limits import DISCLOSURE_ATTACKS, LINK_K
+from audit_core.synthetic.audit import SyntheticAudit
+from audit_core.synthetic.disclosure import DEFAULT_N_ATTACKS, DisclosureAudit, DisclosureRoles, audit_disclosure, default_roles
+from audit_core.synthetic.figures import results_table, risk_figure
 from ui import state
 from ui.common import cached_run, fingerprint, show_input_error, stored_result
 

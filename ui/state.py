@@ -12,8 +12,8 @@ class Home:
 class Synthetic:
     AUTORUN = "synthetic.autorun"  # set by the home page's "Run on the sample" button
     RESULT = "synthetic.result"
-    INPUTS = "synthetic.inputs"
     SOURCE = "synthetic.source"
+    PATHS = "synthetic.paths"  # role -> the file as the CLI would be given it (sample path or upload name)
     BANDWIDTH = "synthetic.bandwidth"  # bandwidth multiplier slider: re-scores, never recomputes distances
     PRIOR = "synthetic.prior"  # prior slider: re-scores, never recomputes distances
     BANDWIDTH_RULE = "synthetic.bandwidth_rule"  # silverman / scott / cv: re-scores too
@@ -56,3 +56,12 @@ class ScoreCheck:
     RESULT = "score_check.result"  # dict: check (ScoreCheck), inputs, source
     SOURCE = "score_check.source"
     UPLOAD = "score_check.upload"
+
+
+AUTORUN: dict[str, str] = {
+    "tabular": Synthetic.AUTORUN,
+    "lira": Lira.AUTORUN,
+    "fabrication": Fabrication.AUTORUN,
+    "scores": ScoreCheck.AUTORUN,
+}
+"""The "Run on the sample" flag of each registered audit's page (audit_core.registry), by audit name."""

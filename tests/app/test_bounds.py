@@ -1,13 +1,13 @@
-"""The pages' widgets take their limits from audit_core.limits, the same bounds the command line checks."""
+"""The pages' widgets take their limits from audit_core.common.limits, the same bounds the command line checks."""
 
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.limits import ATTACK_STEPS, SEED
+from audit_core.common.limits import ATTACK_STEPS, SEED
 
-PAGES = Path(__file__).resolve().parents[2] / "pages"
+PAGES = Path(__file__).resolve().parents[2] / "views"
 
 
 @pytest.mark.parametrize("page", ["fabrication.py", "lira_calibration.py", "score_check.py"])

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "synthetic_risk.py")
+PAGE = str(ROOT / "views" / "synthetic_risk.py")
 LEAKY = "Adult – leaky synthetic (some training rows copied)"
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.report import to_json_text
+from audit_core.common.report import to_json_text
 from ui import state
 from ui.common import _result_store
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "fabrication.py")
+PAGE = str(ROOT / "views" / "fabrication.py")
 
 
 def _result(at: AppTest):

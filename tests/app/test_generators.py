@@ -10,7 +10,7 @@ from ui import state
 from ui.common import StoreView, _result_store
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "generators.py")
+PAGE = str(ROOT / "views" / "generators.py")
 
 
 def _compare(at: AppTest) -> AppTest:

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import state
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "lira_calibration.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "views" / "lira_calibration.py")
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +33,21 @@ def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
     assert "per-sample average" in at.success[0].value
     assert "95 % interval" in at.success[0].value
     assert any("FPR it holds" in c.value for c in at.caption)  # the per-sample card says what its test holds
-    saved = at.session_state[state.Lira.RESULT]
-    assert saved["pool"].n_models == 16
-    assert saved["pool"].n_samples == 1000
+    metrics = at.session_state["lira.downloads.metrics"]
+    assert metrics["n_models"] == 16
+    assert metrics["n_samples"] == 1000
+    command = at.session_state["lira.downloads.command"]  # the page's "Reproduce this" line
+    assert "lira --data sample_data/german_credit.csv --target credit --models 16" in command
 
 
 def test_alpha_rescores_without_retraining(trained):
     at = trained
-    pool_before = at.session_state[state.Lira.RESULT]["pool"]
+    token_before = at.session_state[state.Lira.RESULT]["token"]  # the trained pool's key in the one result store
     before = [m.value for m in at.metric]
     at.select_slider(key=state.Lira.FPR).set_value(0.1).run()
     assert not at.exception
-    assert at.session_state[state.Lira.RESULT]["pool"] is pool_before
+    assert at.session_state[state.Lira.RESULT]["token"] == token_before
+    assert "--fpr 0.1" in at.session_state["lira.downloads.command"]
     assert [m.value for m in at.metric] != before
     assert any("TPR at FPR 0.1**" in m.value for m in at.markdown)
 

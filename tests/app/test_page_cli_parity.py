@@ -16,11 +16,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.__main__ import main
-from audit_core.report import to_json_text
+from audit_core.common.report import to_json_text
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ROOT / "pages"
+PAGES = ROOT / "views"
 GERMAN = ROOT / "sample_data" / "german_credit.csv"
 ADULT = ROOT / "sample_data" / "adult"
 SEED = 7

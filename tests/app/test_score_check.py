@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit_core.score_check import read_scores, score_check
+from audit_core.scores.audit import read_scores, score_check
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "score_check.py")
+PAGE = str(ROOT / "views" / "score_check.py")
 
 
 def test_page_runs_on_the_sample_and_matches_the_backend():

@@ -11,7 +11,7 @@ from ui import state
 from ui.common import _result_store
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "synthetic_risk.py")
+PAGE = str(ROOT / "views" / "synthetic_risk.py")
 LEAKY = "Adult – leaky synthetic (some training rows copied)"
 COPULA = "Adult – Gaussian copula synthetic"
 

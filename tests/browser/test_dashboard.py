@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from audit_core.report import CHROMIUM_FLAGS
+from audit_core.common.report import CHROMIUM_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -112,7 +112,7 @@ def _assert_healthy(page, name: str) -> None:
 
 
 def test_deep_link_on_a_fresh_server_goes_through_the_router(server, browser):
-    # Must run first: before any session has run app.py, Streamlit would treat pages/ as an old-style app.
+    # A deep link on a fresh server must go through the router (views/ is no old-style pages/ folder).
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(f"{server}/lira_calibration")
     page.get_by_role("heading", name="Calibrated LiRA").first.wait_for(timeout=60_000)

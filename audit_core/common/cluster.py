@@ -1,0 +1,267 @@
+"""Where the heavy steps run: in this process (the default) or on a Dask distributed cluster.
+
+Three steps scale with the data and can be spread over a cluster: the Gower
+nearest-neighbour search (:mod:`audit_core.synthetic.distributed_distance`), the fits of a
+generator comparison (:func:`audit_core.synthetic.comparison.compare_generators`) and the
+training of LiRA's M models (:func:`audit_core.lira.batched_models.train_models`). Each
+takes ``client=None``: without a client nothing changes; with one, the work is cut
+into tasks that Dask schedules on its workers, and the results are the same numbers
+as in one process.
+
+The cluster comes from, in this order: ``--scheduler tcp://host:8786`` (the CLI) or
+the ``AUDIT_DASK_SCHEDULER`` environment variable (CLI and dashboard), or
+``--workers N`` for a local cluster of N single-threaded worker processes on this
+machine. Connecting gives up after :data:`CONNECT_TIMEOUT_S` seconds with one
+sentence (an :class:`~audit_core.common.errors.InputError`).
+
+Faults: a worker that dies in the middle of a task is replaced by Dask (the task is
+run again on another worker). When every worker is gone, or a task has killed
+workers more often than Dask allows, :func:`run_tasks` stops the audit with one
+sentence; a partial result is never returned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from audit_core.common.errors import InputError
+
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "ENV_VAR",
+    "MAX_LOCAL_WORKERS",
+    "cluster_client",
+    "cluster_summary",
+    "dashboard_cluster",
+    "gather_tasks",
+    "n_workers",
+    "run_tasks",
+    "scheduler_address",
+]
+
+ENV_VAR = "AUDIT_DASK_SCHEDULER"
+"""Environment variable naming the scheduler (``tcp://host:8786``), read by the CLI and the dashboard."""
+
+CONNECT_TIMEOUT_S = 8.0
+"""Seconds to reach the scheduler (and to see a first worker) before giving up."""
+
+NO_WORKER_TIMEOUT_S = 30.0
+"""Seconds a running audit waits with no worker left before it stops."""
+
+MAX_LOCAL_WORKERS = 64
+"""Largest ``--workers`` for a local cluster."""
+
+_ADDRESS = re.compile(r"^(tcp|tls|ws|wss|inproc)://[^\s/]+$|^[A-Za-z0-9.\-\[\]:]+:\d+$")
+
+
+def scheduler_address(scheduler: str | None = None) -> str | None:
+    """The scheduler to use: ``scheduler`` if given, else ``$AUDIT_DASK_SCHEDULER``, else None."""
+    address = (scheduler or os.environ.get(ENV_VAR) or "").strip()
+    return address or None
+
+
+def _quiet_dask_logs() -> None:
+    # Connection retries and worker restarts are reported by this module in one sentence;
+    # Dask's own log lines would add tracebacks to the CLI's stderr.
+    for name in ("distributed", "distributed.nanny", "distributed.worker", "distributed.scheduler", "distributed.core"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _connect(address: str):
+    from distributed import Client
+
+    if not _ADDRESS.match(address):
+        raise InputError(
+            f"The Dask scheduler address {address!r} is not of the form tcp://host:8786; fix --scheduler or {ENV_VAR}."
+        )
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(
+            f"Could not reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S:g} s; "
+            f"start it (dask scheduler) or fix --scheduler or {ENV_VAR}."
+        ) from exc
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise InputError(
+            f"The Dask scheduler at {address} has no worker after {CONNECT_TIMEOUT_S:g} s; start one (dask worker {address})."
+        ) from exc
+    return client
+
+
+@contextlib.contextmanager
+def cluster_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` for the audit, or None to run in this process.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running scheduler; default ``$AUDIT_DASK_SCHEDULER``.
+    workers : int, optional
+        Start a local cluster of this many single-threaded worker processes instead
+        (closed again when the block ends).
+
+    Yields
+    ------
+    distributed.Client or None
+        None when neither is given (the single-process default).
+    """
+    if workers is not None and scheduler:
+        raise InputError("Give either --scheduler (a running cluster) or --workers (a local one), not both.")
+    if workers is not None and not 1 <= int(workers) <= MAX_LOCAL_WORKERS:
+        raise InputError(f"--workers must be between 1 and {MAX_LOCAL_WORKERS}; got {workers}.")
+    address = None if workers is not None else scheduler_address(scheduler)
+    if workers is None and address is None:
+        yield None
+        return
+    _quiet_dask_logs()
+    cluster = None
+    if workers is not None:
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(
+            n_workers=int(workers), threads_per_worker=1, processes=True, dashboard_address=":0",
+            env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+        )
+        client = Client(cluster, set_as_default=False)
+    else:
+        client = _connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def n_workers(client: Any) -> int:
+    """Number of workers the scheduler knows now."""
+    return len(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def cluster_summary(client: Any) -> dict[str, Any]:
+    """Address, worker count, threads and the link to Dask's own dashboard (for the sidebar)."""
+    info = client.scheduler_info(n_workers=-1)
+    workers = info.get("workers", {})
+    return {
+        "address": client.scheduler.address,
+        "workers": len(workers),
+        "threads": int(sum(w.get("nthreads", 0) for w in workers.values())),
+        "dashboard": client.dashboard_link,
+    }
+
+
+def gather_tasks(
+    client: Any,
+    futures: Sequence[Any],
+    *,
+    labels: Sequence[str] | None = None,
+    on_done: Callable[[int, Any], None] | None = None,
+    on_error: Callable[[int, BaseException], Any] | None = None,
+    resubmit: Callable[[int], Any] | None = None,
+) -> list[Any]:
+    """Wait for every future and return their results in order; never a partial list.
+
+    ``on_done(i, result)`` is called as each task finishes (for progress). A task
+    that raised either goes to ``on_error(i, exc)``, whose return value takes its
+    place (a comparison keeps a failed generator in its own row), or, without
+    ``on_error``, is raised again (an InputError stays one sentence); so is a task
+    that killed its workers more often than Dask allows (``KilledWorker``, as an
+    InputError). A finished result lost with its worker is computed again by
+    ``resubmit(i)`` (a new future for task i; twice at most; :func:`run_tasks`
+    provides it). A cluster with no worker left for :data:`NO_WORKER_TIMEOUT_S`
+    seconds stops the audit with one sentence.
+    """
+    from distributed import wait
+    from distributed.client import FutureCancelledError as CancelledError
+    from distributed.scheduler import KilledWorker
+
+    labels = list(labels) if labels is not None else [f"task {i + 1}" for i in range(len(futures))]
+    index = {f.key: i for i, f in enumerate(futures)}
+    results: list[Any] = [None] * len(futures)
+    pending = set(futures)
+    lonely_since: float | None = None
+    again = [0] * len(futures)
+    try:
+        while pending:
+            try:
+                with client.as_current():
+                    done, pending = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            if not done:
+                if n_workers(client) == 0:
+                    lonely_since = lonely_since or time.monotonic()
+                    if time.monotonic() - lonely_since > NO_WORKER_TIMEOUT_S:
+                        raise InputError(
+                            f"The Dask cluster lost all its workers during the audit ({len(pending)} of "
+                            f"{len(futures)} tasks unfinished); the audit stopped without a result."
+                        )
+                else:
+                    lonely_since = None
+                continue
+            for fut in done:
+                i = index[fut.key]
+                try:
+                    results[i] = fut.result()
+                except KilledWorker as exc:
+                    died = InputError(f"The Dask workers running {labels[i]} died repeatedly (out of memory?)")
+                    if on_error is None:
+                        raise InputError(f"{died}; the audit stopped without a result.") from exc
+                    results[i] = on_error(i, died)
+                except CancelledError as exc:
+                    if resubmit is not None and again[i] < 2:
+                        again[i] += 1
+                        new = resubmit(i)
+                        index[new.key] = i
+                        pending.add(new)
+                        continue
+                    raise InputError(
+                        f"The input of {labels[i]} was lost with a Dask worker that died; "
+                        "the audit stopped without a result (run it again)."
+                    ) from exc
+                except Exception as exc:  # handed to on_error or raised as it is
+                    if on_error is None:
+                        raise
+                    results[i] = on_error(i, exc)
+                if on_done is not None:
+                    on_done(i, results[i])
+    finally:
+        for fut in pending:
+            fut.cancel()
+    return results
+
+
+def run_tasks(
+    client: Any,
+    fn: Callable[..., Any],
+    arguments: Sequence[tuple],
+    *,
+    labels: Sequence[str] | None = None,
+    on_done: Callable[[int, Any], None] | None = None,
+    on_error: Callable[[int, BaseException], Any] | None = None,
+) -> list[Any]:
+    """``[fn(*args) for args in arguments]`` as Dask tasks, through :func:`gather_tasks` (a lost result is rerun)."""
+
+    def submit(i: int) -> Any:
+        return client.submit(fn, *arguments[i], pure=False)
+
+    futures = [submit(i) for i in range(len(arguments))]
+    return gather_tasks(client, futures, labels=labels, on_done=on_done, on_error=on_error, resubmit=submit)
+
+
+def dashboard_cluster(address: str) -> dict[str, Any]:
+    """For the dashboard's sidebar: ``{"client": Client}`` connected to ``address``, or ``{"error": sentence}``."""
+    _quiet_dask_logs()
+    try:
+        return {"client": _connect(address)}
+    except InputError as exc:
+        return {"error": str(exc)}

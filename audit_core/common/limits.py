@@ -1,0 +1,109 @@
+"""Every size and count the audits accept, defined once.
+
+The dashboard's widgets (``min_value`` / ``max_value``), the command line's flag
+checks and the loaders all read the bounds here, so the page and the CLI refuse the
+same things with the same sentence, which names the limit. A bound protects the
+machine (no request may run for hours or allocate gigabytes) as much as it
+protects the statistics (a seed must be a valid generator seed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from audit_core.common.errors import InputError
+
+
+@dataclass(frozen=True)
+class Bound:
+    """An allowed range ``low <= value <= high`` for one setting.
+
+    Attributes
+    ----------
+    label : str
+        What the value is, for messages ("the number of attack steps").
+    low, high : float
+        Inclusive limits.
+    integer : bool
+        Whether the value must be a whole number.
+    """
+
+    label: str
+    low: float
+    high: float
+    integer: bool = True
+
+    def check(self, value: float, *, name: str | None = None) -> None:
+        """Raise :class:`InputError` naming the limits unless ``value`` is within them."""
+        what = name or self.label
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if ok and self.integer:
+            ok = float(value).is_integer()
+        if not ok or not self.low <= value <= self.high:
+            raise InputError(f"{self.rule(name=what)}; got {value!r}.")
+
+    def rule(self, *, name: str | None = None) -> str:
+        """The bound in words: "the seed must be a whole number from 0 to 4,294,967,295"."""
+        kind = "a whole number" if self.integer else "a number"
+        return f"{name or self.label} must be {kind} from {_show(self.low)} to {_show(self.high)}"
+
+
+def _show(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+SEED = Bound("the seed", 0, 2**32 - 1)
+"""Seeds feed numpy, torch and Python's ``random``; all accept 0 .. 2**32 - 1."""
+
+ATTACK_STEPS = Bound("the number of attack steps", 1, 500)
+LAMBDA = Bound("the AR-MIA lambda", 1e-3, 1e3, integer=False)
+GENERATED_ROWS = Bound("the number of synthetic rows", 1, 1_000_000)
+GENERATOR_EPOCHS = Bound("the number of generator epochs", 1, 2_000)
+FPC_POPULATION = Bound("the population size N_+", 2, 10_000_000)
+MODELS = Bound("the number of models", 2, 1024)
+FPC_REPEATS = Bound("the number of simulation repeats", 1, 10_000)
+PRIOR = Bound("the prior membership probability", 1e-6, 1 - 1e-6, integer=False)
+DISCLOSURE_ATTACKS = Bound("the number of disclosure attacks", 1, 200_000)
+"""Attacks per table in the singling-out, linkability and inference audits (audit_core.synthetic.disclosure)."""
+LINK_K = Bound("the number of linkability neighbours k", 1, 100)
+BANDWIDTH_SCALE = Bound("the bandwidth scale", 0.05, 20, integer=False)
+"""Multiplier on the KDE bandwidth rule (the page's slider offers 0.25 to 4)."""
+DELTA = Bound("delta", 0, 0.1, integer=False)
+"""The delta of an (epsilon, delta) statement (the score check's epsilon lower bound); 1e-5 is usual."""
+TARGET_FPR = Bound("a target false-positive rate", 1e-6, 0.5, integer=False)
+"""Each FPR at which a TPR is reported by the score check."""
+
+MAX_IMAGES = 200_000
+"""Most images in one upload."""
+MIN_IMAGES = 20
+"""Fewest images an audit can split into members, non-members and references."""
+IMAGE_SIDE = Bound("the image height and width", 8, 64)
+"""Side of one image in pixels: 8x8 digits up to 64x64 (the small CNN and ResNet-18 train in minutes on a CPU)."""
+MAX_PIXEL_VALUES = 160_000_000
+"""Most pixel values (images x channels x height x width) in one upload: 640 MB as float32."""
+MAX_CLASSES = 1000
+"""Most classes an image model may have (labels 0 .. 999)."""
+MAX_ARRAY_MB = 1024
+"""Largest array read from an .npz upload, in MiB, as declared in its header (checked before reading)."""
+MAX_MODEL_MB = 200
+"""Largest model file, in MiB (ResNet-18 weights are 45 MB)."""
+
+CLI_BOUNDS: dict[str, Bound] = {
+    "seed": SEED,
+    "steps": ATTACK_STEPS,
+    "lam": LAMBDA,
+    "rows": GENERATED_ROWS,
+    "epochs": GENERATOR_EPOCHS,
+    "population": FPC_POPULATION,
+    "train_size": Bound("the training-set size N", 1, FPC_POPULATION.high),
+    "repeats": FPC_REPEATS,
+    "models": MODELS,
+    "prior": PRIOR,
+    "bandwidth_scale": BANDWIDTH_SCALE,
+    "delta": DELTA,
+    "n_attacks": DISCLOSURE_ATTACKS,
+    "link_k": LINK_K,
+}
+"""Command-line settings checked for every subcommand that has them (by argparse ``dest``),
+before any file is read. A new subcommand's ``--seed`` is checked without further code."""

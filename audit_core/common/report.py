@@ -1,0 +1,266 @@
+"""Self-contained HTML and JSON reports of an audit.
+
+A pre-release review ends in a document someone signs. A :class:`Report` holds what
+was asked, what went in (rows, columns, SHA-256 of each input), every setting and
+seed, the package versions, the figures, the metrics, the verdict and the limits of
+the method. ``to_html()`` inlines plotly.js once, so the file opens offline;
+``to_pdf()`` prints that HTML with a local headless Chromium when one is installed.
+Each audit builds its report in ``audit_core/<audit>/verdict.py`` (``build_report``), from the
+figures and tables of ``audit_core/<audit>/figures.py``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import html
+import json
+import platform
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from audit_core.common.errors import InputError
+
+REPORTED_PACKAGES = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "scikit-learn",
+    "torch",
+    "sdv",
+    "pgmpy",
+    "numba",
+    "plotly",
+    "streamlit",
+)
+
+
+CHROMIUM_FLAGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+"""Flags for a headless Chromium that never reaches the network (PDF export, browser tests)."""
+
+
+def _chromium() -> str | None:
+    return next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+
+def pdf_available() -> bool:
+    """True when a local Chromium can print reports to PDF."""
+    return _chromium() is not None
+
+
+@dataclass(frozen=True)
+class InputSummary:
+    """What one input was: its name, shape and a hash that identifies its content."""
+
+    name: str
+    rows: int
+    columns: int
+    sha256: str
+    detail: str = ""
+
+
+def describe_input(name: str, data: pd.DataFrame | np.ndarray | bytes, *, detail: str = "") -> InputSummary:
+    """Summarise an input table, array or raw file for the report.
+
+    The hash is over the data's values (pandas' stable row hashes for a table, the raw
+    bytes for an array or file), so the same data gives the same hash on any machine.
+    """
+    if isinstance(data, pd.DataFrame):
+        row_hashes = pd.util.hash_pandas_object(data, index=False).to_numpy()
+        digest = hashlib.sha256(row_hashes.tobytes() + "|".join(map(str, data.columns)).encode()).hexdigest()
+        return InputSummary(name, int(data.shape[0]), int(data.shape[1]), digest, detail)
+    if isinstance(data, np.ndarray):
+        arr = np.ascontiguousarray(data)
+        digest = hashlib.sha256(arr.tobytes() + str(arr.shape).encode()).hexdigest()
+        cols = int(np.prod(arr.shape[1:])) if arr.ndim > 1 else 1
+        return InputSummary(name, int(arr.shape[0]) if arr.ndim else 1, cols, digest, detail)
+    raw = bytes(data)
+    return InputSummary(name, 0, 0, hashlib.sha256(raw).hexdigest(), detail or f"{len(raw)} bytes")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and of the packages that shape the numbers."""
+    from audit_core import __version__
+
+    out = {"python": platform.python_version(), "audit_core": __version__}
+    for name in REPORTED_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _jsonable(x: Any) -> Any:
+    """Convert numpy scalars/arrays and other odd values to plain JSON values."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating | float):
+        f = float(x)
+        return f if np.isfinite(f) else None
+    return x
+
+
+def to_json_text(obj: Any) -> str:
+    """JSON text of ``obj`` with numpy values converted and NaN/inf written as null."""
+    return json.dumps(_jsonable(obj), indent=2, allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Report:
+    """One audit's deliverable; render with :meth:`to_html` or :meth:`to_json`."""
+
+    title: str
+    question: str
+    inputs: list[InputSummary]
+    settings: dict[str, Any]
+    metrics: dict[str, Any]
+    figures: list[tuple[str, go.Figure]]
+    verdict: str
+    limits: list[str]
+    seed: int
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    checklist: pd.DataFrame | None = None  # a "release checklist" shown first (audit_core.synthetic.verdict)
+    command: str = ""  # the ``python -m audit_core ...`` line that reproduces the result (audit_core.contract)
+    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything but the figures, as plain JSON values."""
+        return _jsonable(
+            {
+                "title": self.title,
+                "question": self.question,
+                "created": self.created,
+                "inputs": [vars(i) for i in self.inputs],
+                "settings": self.settings,
+                "seed": self.seed,
+                "metrics": self.metrics,
+                "verdict": self.verdict,
+                "limits": self.limits,
+                "command": self.command,
+                "versions": package_versions(),
+            }
+        )
+
+    def to_html(self) -> str:
+        """A single self-contained HTML page (plotly.js inlined once; opens offline)."""
+        esc = html.escape
+        parts = [
+            "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+            f"<title>{esc(self.title)}</title><style>{_CSS}</style></head><body>",
+            f"<h1>{esc(self.title)}</h1><p class='meta'>Created {esc(self.created)} · seed {self.seed}</p>",
+            *(
+                ["<h2>Release checklist</h2>", self.checklist.to_html(index=False, border=0, classes="checklist")]
+                if self.checklist is not None
+                else []
+            ),
+            f"<h2>Question</h2><p>{esc(self.question)}</p>",
+            f"<h2>Verdict</h2><div class='verdict'>{esc(self.verdict)}</div>",
+            "<h2>Inputs</h2><table><tr><th>input</th><th>rows</th><th>columns</th><th>SHA-256</th><th>detail</th></tr>",
+        ]
+        for i in self.inputs:
+            parts.append(
+                f"<tr><td>{esc(i.name)}</td><td>{i.rows}</td><td>{i.columns}</td>"
+                f"<td class='hash'>{esc(i.sha256[:16])}…</td><td>{esc(i.detail)}</td></tr>"
+            )
+        parts.append("</table>")
+        include_js: bool | str = True
+        for caption, fig in self.figures:
+            parts.append(f"<h2>{esc(caption)}</h2>")
+            parts.append(fig.to_html(full_html=False, include_plotlyjs=include_js, config={"displaylogo": False}))
+            include_js = False
+        for caption, table in self.tables:
+            parts.append(f"<h2>{esc(caption)}</h2>")
+            parts.append(table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0))
+        if self.command:
+            parts.append(f"<h2>Reproduce this</h2><pre class='command'>{esc(self.command)}</pre>")
+        parts.append("<h2>Settings</h2>" + _dict_table(self.settings))
+        parts.append("<h2>All metrics</h2>" + _dict_table(_flatten(self.metrics)))
+        parts.append("<h2>Limits of the method</h2><ul>")
+        parts.extend(f"<li>{esc(limit)}</li>" for limit in self.limits)
+        parts.append("</ul><h2>Software</h2>" + _dict_table(package_versions()))
+        parts.append("</body></html>")
+        return "\n".join(parts)
+
+    def to_pdf(self, path: str | Path, *, timeout_s: float = 120) -> Path:
+        """Print the HTML report to PDF with a local headless Chromium (no network).
+
+        Raises :class:`InputError` when no Chromium is installed
+        (``apt-get install chromium``).
+        """
+        browser = _chromium()
+        if browser is None:
+            raise InputError("PDF export needs a local Chromium (apt-get install chromium); the HTML report works without it.")
+        path = Path(path).resolve()
+        with tempfile.TemporaryDirectory() as tmp:
+            page = Path(tmp) / "report.html"
+            page.write_text(self.to_html(), encoding="utf-8")
+            cmd = [
+                browser,
+                "--headless",
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={tmp}/profile",
+                "--virtual-time-budget=10000",
+                "--no-pdf-header-footer",
+                f"--print-to-pdf={path}",
+                page.as_uri(),
+            ]
+            subprocess.run(cmd, check=True, capture_output=True, timeout=timeout_s)
+        return path
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float | np.floating):
+        return f"{float(v):.4g}"
+    if isinstance(v, list | tuple) and v and all(isinstance(x, float | int | np.floating) for x in v):
+        return "[" + ", ".join(f"{float(x):.4g}" for x in v) + "]"
+    return str(v)
+
+
+def _dict_table(d: dict[str, Any]) -> str:
+    rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(_fmt(v))}</td></tr>" for k, v in d.items())
+    return f"<table>{rows}</table>"
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+pre.command{background:#f6f6f6;padding:.6em;white-space:pre-wrap;word-break:break-all}
+h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
+.verdict{background:#f6f6f6;border-left:4px solid #D55E00;padding:.6em 1em}.meta{color:#666}.hash{font-family:monospace}
+"""

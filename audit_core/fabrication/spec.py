@@ -1,0 +1,104 @@
+"""Fabricated members as a registered audit (audit_core.contract): inputs, settings, run, verdict, report."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from audit_core.common.limits import ATTACK_STEPS, LAMBDA
+from audit_core.common.runtime import sub_progress
+from audit_core.contract import Audit, InputSpec, Outcome, Ran, Settings, knob
+
+ARCHITECTURES = ("small_cnn", "resnet18")
+BUNDLED = ("digits", "mnist")
+ATTACKS = ("mfa", "ipgd", "icw")
+MODEL_FORMATS = ("safetensors", "torchscript")
+
+
+def _epsilon_text(text: str) -> str:
+    """Check an L-inf radius like ``8/255`` or ``0.03`` on the CLI; keep it as written (the command shows it so)."""
+    from audit_core.fabrication.audit import parse_epsilon
+
+    parse_epsilon(text)
+    return text.strip()
+
+
+@dataclass(frozen=True)
+class FabricationSettings(Settings):
+    dataset: str | None = knob(None, "Bundled data set", "A bundled data set instead of --images: digits or mnist.",
+                               choices=BUNDLED)  # fmt: skip
+    architecture: str = knob("small_cnn", "Architecture of the weights", "small_cnn or a CIFAR-style ResNet-18; the "
+                             "LiRA / RMIA reference models have the audited model's architecture.",
+                             choices=ARCHITECTURES)  # fmt: skip
+    model_format: str = knob("safetensors", "Model format", "safetensors weights (numbers only) or TorchScript "
+                             "(contains code: loaded only with --trust-torchscript).", choices=MODEL_FORMATS)  # fmt: skip
+    trust_torchscript: bool = knob(False, "I trust this TorchScript file (it contains code)",
+                                   "TorchScript is loaded only with this flag.")  # fmt: skip
+    epsilon: str | None = knob(None, "Epsilon (L-inf radius)", "e.g. 8/255 (default: the data set's, 32/255 for the "
+                               "bundled ones, where the effects show)", parse=_epsilon_text)  # fmt: skip
+    steps: int = knob(50, "Attack steps T", bound=ATTACK_STEPS)
+    lam: float = knob(1.0, "AR-MIA lambda", "normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76 "
+                      "(METHODS.md §3); re-scores only", bound=LAMBDA, flag="--lambda", rescore=True)  # fmt: skip
+    attack: str = knob("mfa", "Attack", "MFA (momentum + cosine steps), I-PGD or I-CW.", choices=ATTACKS)
+
+
+def _run(inputs, s: FabricationSettings, *, seed, progress=None, client=None):
+    from audit_core.common.errors import InputError
+    from audit_core.fabrication.audit import audit_epsilon, run_fabrication, setup_fabrication
+
+    images, model = inputs.get("images"), inputs.get("model")
+    epsilon = audit_epsilon(s.epsilon, s.dataset)
+    if images is not None and s.dataset:
+        raise InputError("Give either --images (your own data) or --dataset (a bundled one), not both.")
+    if model is not None and images is None:
+        raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
+    names = inputs.paths
+    setup = setup_fabrication(
+        dataset=None if images is not None else (s.dataset or "digits"), images=images, images_name=names.get("images"),
+        model=model, model_name=names.get("model"), model_format=s.model_format, architecture=s.architecture,
+        trusted=s.trust_torchscript, seed=seed, progress=sub_progress(progress, 0.0, 0.4),
+    )  # fmt: skip
+    result = run_fabrication(setup, epsilon=epsilon, steps=s.steps, attack=s.attack, lam=s.lam, seed=seed,
+                             progress=sub_progress(progress, 0.4, 1.0))  # fmt: skip
+    return Ran(result, {"setup_inputs": list(setup.inputs)})
+
+
+def _rescore(result, s: FabricationSettings, *, seed: int):
+    """AR-MIA at another lambda: the attack and the gradient norms are kept."""
+    return dataclasses.replace(result, lam=float(s.lam))
+
+
+def _verdict(result) -> str:
+    from audit_core.fabrication.verdict import verdict
+
+    return verdict(result)
+
+
+def _report(outcome: Outcome):
+    from audit_core.fabrication.verdict import build_report
+
+    return build_report(outcome.value, inputs=outcome.extras.get("setup_inputs", []))
+
+
+FABRICATION = Audit(
+    name="fabrication",
+    title="Fabricated members",
+    icon="🎭",
+    question="Can membership evidence be forged, and can the forgery be detected?",
+    needs="images, labels and a member mask (.npz or a folder of PNGs), and model weights (safetensors); "
+    "or the bundled digits.",
+    method="Member fabrication attack (MFA) vs I-PGD / I-CW, detection by gradient-norm collapse (MFD) and the "
+    "adversarially robust MIA, with epsilon and lambda to tune.",
+    inputs=(
+        InputSpec("images", ".npz with images, labels and member mask (or a folder of PNGs)", required=False, load=None),
+        InputSpec("model", "model weights (.safetensors) for --architecture, or TorchScript", required=False, load=None),
+    ),
+    settings=FabricationSettings,
+    run=_run,
+    rescore=_rescore,
+    verdict=_verdict,
+    report=_report,
+    summary=lambda outcome: [],
+    page="views/fabrication.py",
+    section="Trained models",
+)

@@ -1,0 +1,127 @@
+"""Verdict, limits and report for the fabricated-members section (METHODS.md §3)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from audit_core.common.report import InputSummary, Report
+from audit_core.common.roc import INTERVAL_LIMIT
+from audit_core.fabrication.audit import FabricationResult
+from audit_core.fabrication.figures import (
+    ATTACK_LABELS,
+    adaptive_figure,
+    adaptive_table,
+    attacks_figure,
+    budgets_table,
+    eps255,
+    gallery_figure,
+    grad_norm_histogram,
+    lambda_figure,
+    lambda_table,
+    regime_figure,
+    regime_table,
+    roc_figure,
+    score_histogram,
+    tpr_table,
+)
+
+
+def regime_sentence(result: FabricationResult) -> str:
+    """One sentence on why detection holds or breaks at the chosen epsilon."""
+    med = result.confidence.medians()
+    above = med["fabricated"] > med["members"]
+    if above:
+        return (f"At {eps255(result.epsilon)} the attack pushes fabricated confidence (median {med['fabricated']:.3f}) "
+                f"past the members' ({med['members']:.3f}), and since grad CE = (1 - p_y) x ..., their gradient norms "
+                "collapse below the members': MFD and AR-MIA can see them.")
+    return (f"At {eps255(result.epsilon)} fabricated confidence (median {med['fabricated']:.3f}) stays below the "
+            f"members' ({med['members']:.3f}), so their gradient norms do not collapse below the members' and "
+            "MFD / AR-MIA cannot separate them: a larger epsilon (or more pixels) is needed for the collapse.")
+
+
+def verdict(result: FabricationResult) -> str:
+    """Plain-language summary of the headline run."""
+    m = result.mia("loss")
+    ar = result.ar_mia(lam=result.lam)
+    lines = [
+        f"Fabrication ({ATTACK_LABELS.get(result.attack, result.attack)}, epsilon {eps255(result.epsilon)}, "
+        f"T = {result.steps}) moved the LOSS attack's AUC from {m.auc_clean:.3f} (members vs clean non-members) "
+        f"to {m.auc_fabricated:.3f} (vs fabricated; error area {m.error_area:.3f}).",
+        f"MFD tells fabricated from real members with AUC {result.mfd_auc:.3f}; AR-MIA at lambda = {result.lam:g} "
+        f"scores AUC {ar.auc_fabricated:.3f} under attack and {ar.auc_clean:.3f} on clean data.",
+        regime_sentence(result),
+    ]
+    ok = [p for p in result.regime if p.mfd_auc >= 0.9]
+    if result.regime:
+        lines.append(
+            f"MFD reaches AUC 0.9 from epsilon {eps255(ok[0].epsilon)} on in this setup." if ok
+            else "MFD stays below AUC 0.9 over the whole epsilon grid in this setup."
+        )
+    return " ".join(lines)
+
+
+def _headline_metrics(result: FabricationResult) -> dict:
+    """The JSON summary without its long lists (those are tables in the report)."""
+    j = result.to_json()
+    for key in ("regime", "budgets", "adaptive"):
+        j.pop(key, None)
+    j["ar_mia"] = {k: v for k, v in j["ar_mia"].items() if k != "by_lambda"}
+    for part in ("mia", "ar_mia"):  # per-MIA intervals are the "TPR at low FPR" table
+        j[part]["by_attack"] = {m: {k: v for k, v in d.items() if not k.startswith("tpr_at_fpr")}
+                                for m, d in j[part]["by_attack"].items()}
+    return j
+
+
+def build_report(
+    result: FabricationResult, *, inputs: list[InputSummary] | None = None, lam: float | None = None
+) -> Report:
+    """The section's report, used by the page and by ``python -m audit_core fabrication --html``.
+
+    ``lam`` re-scores AR-MIA at another lambda (the page's slider) without re-attacking.
+    """
+    if lam is not None and lam != result.lam:
+        result = dataclasses.replace(result, lam=float(lam))
+    figures = [
+        ("Originals, fabricated images and their difference", gallery_figure(result)),
+        ("MIA scores", score_histogram(result)),
+        ("Gradient norms", grad_norm_histogram(result)),
+        ("Vanilla MIA vs AR-MIA", roc_figure(result, lam=result.lam)),
+        ("AR-MIA vs lambda", lambda_figure(result, lam=result.lam)),
+        ("Regime map", regime_figure(result)),
+    ]
+    if result.budgets:
+        figures.append(("Attacks and step budgets", attacks_figure(result)))
+    if result.adaptive:
+        figures.append(("Adaptive attacker", adaptive_figure(result)))
+    limits = [
+        "The regime matters: the gradient-norm collapse appears only where fabricated confidence passes the members'; "
+        "see the regime map before trusting MFD or AR-MIA at another epsilon.",
+        f"lambda is normalised by g_ref = {result.g_ref:.3g} ({result.g_ref_source}).",
+        (f"Reference models for LiRA / RMIA have the audited model's architecture ({result.reference_architecture}) "
+         "and are trained here like the bundled target, offline (OUT only: none saw a scored image)."
+         if result.reference_architecture else
+         "No reference models: LiRA and RMIA are not scored (the model is not of a built-in architecture, or the "
+         "reference pool has fewer than 30 images)."),
+        INTERVAL_LIMIT,
+        "TPRs at FPRs below 10 / (number of negatives) are not supported by the data (flagged in the table).",
+        "Attack comparison and adaptive attacker use a random subset of the non-members.",
+    ]
+    return Report(
+        title="Fabricated members",
+        question="Can non-members be dressed up as members, and does the audit notice?",
+        inputs=inputs or [],
+        settings={"dataset": result.dataset, "epsilon": result.epsilon, "epsilon_255": eps255(result.epsilon),
+                  "steps": result.steps, "attack": result.attack, "lambda": result.lam},
+        metrics=_headline_metrics(result),
+        figures=figures,
+        tables=[
+            ("TPR at low FPR (95 % intervals)", tpr_table(result)),
+            ("Regime map", regime_table(result)),
+            ("AR-MIA by lambda", lambda_table(result)),
+            ("Attacks and step budgets", budgets_table(result)),
+            ("Adaptive attacker", adaptive_table(result)),
+        ],
+        verdict=verdict(result),
+        limits=limits,
+        seed=result.seed,
+    )

@@ -1,0 +1,108 @@
+"""Calibrated vs naive LiRA as a registered audit (audit_core.contract): inputs, settings, run, verdict, report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from audit_core.common.limits import MODELS, TARGET_FPR
+from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Settings, knob
+
+MODEL_TYPES = ("logistic", "mlp")
+
+
+@dataclass(frozen=True)
+class LiraSettings(Settings):
+    target: str = knob(REQUIRED, "Target column", "The class the models predict; every other column is a feature "
+                       "(one-hot / scaled once).")  # fmt: skip
+    model: str = knob("logistic", "Model type", "Logistic regression or a one-hidden-layer MLP (32 units).",
+                      choices=MODEL_TYPES)  # fmt: skip
+    models: int = knob(64, "Number of models M", "Even: each record is in exactly M/2 models and out of the others.",
+                       bound=MODELS)  # fmt: skip
+    fpr: float = knob(0.01, "Target FPR alpha", "Moving it re-scores the trained models; it never retrains them.",
+                      bound=TARGET_FPR, rescore=True)  # fmt: skip
+
+
+def _name(outcome_or_inputs) -> str:
+    inputs = getattr(outcome_or_inputs, "inputs", outcome_or_inputs)
+    return Path(inputs.paths.get("data", "table")).name
+
+
+def _run(inputs, s: LiraSettings, *, seed, progress=None, client=None):
+    from audit_core.lira.audit import check_lira_settings, run_lira
+
+    data = inputs["data"]
+    check_lira_settings(len(data), n_models=s.models, fpr=s.fpr)  # bad M / alpha: one sentence, before training
+    return run_lira(data, target=s.target, model=s.model, n_models=s.models, fpr=s.fpr, seed=seed,
+                    progress=progress, client=client)  # fmt: skip
+
+
+def _rescore(result, s: LiraSettings, *, seed: int):
+    from audit_core.lira.audit import evaluate_pool
+
+    return evaluate_pool(result.pool, fpr=s.fpr, seed=seed)
+
+
+def _verdict(result) -> str:
+    from audit_core.lira.verdict import verdict
+
+    return verdict(result)
+
+
+def fpc_sims(n_models: int, seed: int):
+    """The finite-population what-if shown beside the result (page tab and report)."""
+    from audit_core.lira.fpc import fpc_sweep
+
+    return fpc_sweep(n_models=n_models, repeats=100, seed=seed)
+
+
+def _report(outcome: Outcome):
+    from audit_core.lira.verdict import build_report
+
+    sims = outcome.extras.get("fpc_sims") or fpc_sims(outcome.settings.models, outcome.seed)
+    return build_report(outcome.value, data=outcome.inputs["data"], data_name=_name(outcome), fpc_sims=sims,
+                        seed=outcome.seed)  # fmt: skip
+
+
+def _summary(outcome: Outcome) -> list[str]:
+    s, t = outcome.settings, outcome.value.evaluation.tpr
+    return [
+        f"TPR at FPR {s.fpr:g} over {s.models} {s.model} models: naive {t['naive']:.3f}, "
+        f"post-processed {t['post_processed']:.3f}, post-processed (t) {t['post_processed_t']:.3f}, "
+        f"per-sample average {t['per_sample_mean']:.3f}"
+    ]
+
+
+def _notes(outcome: Outcome) -> list[str]:
+    result, s = outcome.value, outcome.settings
+    lines = [f"warning: {w}" for w in result.evaluation.warnings]
+    # wall-clock time is not reproducible, so it stays out of the JSON
+    return [*lines, f"trained {s.models} {s.model} models in {result.timing()['train_seconds']:.1f} s"]
+
+
+def _records(outcome: Outcome):
+    from audit_core.lira.figures import records_table
+
+    return records_table(outcome.value.evaluation)
+
+
+LIRA = Audit(
+    name="lira",
+    title="Calibrated LiRA",
+    icon="📏",
+    question="Does the reported 'TPR at 1 % FPR' of a model mean anything, and how many models would it take to trust it?",
+    needs="a table with a target column (the models are trained here, as one batch).",
+    method="Naive vs per-sample calibrated LiRA (normal and Student-t thresholds), the per-sample average, and the "
+    "finite-population correction.",
+    inputs=(InputSpec("data", "the table the M models are trained on (CSV or Parquet)"),),
+    settings=LiraSettings,
+    run=_run,
+    rescore=_rescore,
+    verdict=_verdict,
+    report=_report,
+    summary=_summary,
+    notes=_notes,
+    records=_records,
+    page="views/lira_calibration.py",
+    section="Trained models",
+)

@@ -1,0 +1,21 @@
+"""Every audit by name: the dashboard's router and home cards and the CLI's subcommands are built from here.
+
+Adding an audit is one ``spec.py`` beside its code (an :class:`audit_core.contract.Audit`)
+and one line below; see ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+from audit_core.contract import Audit
+from audit_core.fabrication.spec import FABRICATION
+from audit_core.lira.spec import LIRA
+from audit_core.scores.spec import SCORES
+from audit_core.synthetic.spec import TABULAR
+
+REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, LIRA, FABRICATION, SCORES)}
+"""Audits in the order the home page shows them."""
+
+
+def audit_for_page(page: str) -> Audit:
+    """The audit a page (``views/<file>.py``) shows."""
+    return next(a for a in REGISTRY.values() if a.page == page)

@@ -1,0 +1,273 @@
+"""Score check: the honest evaluation of membership scores made by any other tool.
+
+Many stewards already hold membership scores (ML Privacy Meter, their own attack).
+This audit takes a table with one row per (attack, record): ``score`` (higher =
+more member-like), ``is_member`` (0/1 ground truth), optionally ``attack`` (several
+attacks in one file, compared on one log-ROC) and ``record_id``. For each attack it
+reports what the three built-in audits report for theirs:
+
+- the ROC and its AUC (:func:`audit_core.common.roc.roc_curve`);
+- the TPR at each target FPR with its 95 % interval, the threshold, the achieved
+  FPR and the "supported" flag (at least ``10 / alpha`` non-members), all from
+  :func:`audit_core.common.roc.tpr_at_fpr`, the one place those numbers are made;
+- the empirical epsilon lower bound (:mod:`audit_core.common.privacy_bound`): with 95 %
+  confidence, the process behind the scores is not (eps, delta)-DP for any smaller
+  eps, provided the members were chosen at random from the same pool as the
+  non-members;
+- a per-record table: each record's rank within its attack and the share of
+  non-members scoring at least as high (the FPR at which it would be flagged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit_core.common.errors import InputError
+from audit_core.common.limits import DELTA, TARGET_FPR
+from audit_core.common.privacy_bound import DEFAULT_DELTA, EpsilonBound, epsilon_lower_bound
+from audit_core.common.roc import DEFAULT_FPRS, RocCurve, TprAtFpr, _fpr_key, roc_curve, tpr_at_fpr
+from audit_core.common.tables import read_table
+
+REQUIRED = ("score", "is_member")
+OPTIONAL = ("attack", "record_id")
+DEFAULT_ATTACK = "attack"
+"""Name of the single attack in a file without an ``attack`` column."""
+RECORD_COLUMNS = ("attack", "record_id", "score", "is_member", "rank", "fpr_if_flagged")
+"""Columns of the per-record table (followed by one ``flagged_at_<fpr>`` column per target FPR)."""
+
+_TRUE = {"1", "1.0", "true", "yes"}
+_FALSE = {"0", "0.0", "false", "no"}
+
+
+def _where(table: str, row: int) -> str:
+    return f"row {row + 2} of '{table}' (counting the header as row 1)"
+
+
+def _membership(values: pd.Series, *, table: str) -> np.ndarray:
+    """``is_member`` as bool; anything but 0/1 (or true/false) is refused with the first bad cell."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return values.to_numpy(dtype=bool)
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        arr = values.to_numpy(dtype=np.float64)
+        bad = ~np.isin(arr, (0.0, 1.0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            shown = "empty" if np.isnan(arr[i]) else f"{values.iloc[i]!r}"
+            raise InputError(
+                f"Column 'is_member' must be 0 (non-member) or 1 (member), but {_where(table, i)} is {shown} "
+                f"({int(bad.sum())} such rows)."
+            )
+        return arr == 1.0
+    text = values.astype("string").str.strip().str.lower()
+    member, non = text.isin(_TRUE).to_numpy(dtype=bool), text.isin(_FALSE).to_numpy(dtype=bool)
+    bad = ~(member | non)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        shown = "empty" if pd.isna(values.iloc[i]) else repr(str(values.iloc[i]))
+        raise InputError(
+            f"Column 'is_member' must be 0 (non-member) or 1 (member), but {_where(table, i)} is {shown} "
+            f"({int(bad.sum())} such rows)."
+        )
+    return member
+
+
+def _scores(values: pd.Series, *, table: str) -> np.ndarray:
+    """``score`` as finite float64; text, empty cells, NaN and infinities are refused."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return values.to_numpy(dtype=np.float64)
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        arr = values.to_numpy(dtype=np.float64)
+    else:
+        parsed = pd.to_numeric(values.astype("string").str.strip(), errors="coerce")
+        text = parsed.isna() & values.notna()
+        if text.any():
+            i = int(np.flatnonzero(text.to_numpy())[0])
+            raise InputError(
+                f"Column 'score' must hold numbers, but {_where(table, i)} is {str(values.iloc[i])!r} "
+                f"({int(text.sum())} such rows); fix those cells."
+            )
+        arr = parsed.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        what = "empty or NaN" if np.isnan(arr[i]) else "infinite"
+        raise InputError(
+            f"Column 'score' must hold finite numbers, but {_where(table, i)} is {what} ({int(bad.sum())} such rows); "
+            "drop those records or give them a score."
+        )
+    return arr
+
+
+def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFrame:
+    """Check a score table and return it in canonical form.
+
+    Returns a DataFrame with ``attack`` (str), ``record_id`` (str; the row number
+    when the column is absent), ``score`` (float64) and ``is_member`` (bool), in
+    the file's row order. Raises :class:`InputError` (one sentence) for a missing
+    column, text / NaN / infinite scores, ``is_member`` other than 0/1, an attack
+    with only members or only non-members, or a ``record_id`` repeated within an
+    attack (the same record scored twice by one attack).
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"Table '{name}' is not a table (got {type(frame).__name__}).")
+    columns = [str(c) for c in frame.columns]
+    lowered = {c.strip().lower(): c for c in columns}
+    missing = [c for c in REQUIRED if c not in lowered]
+    if missing:
+        raise InputError(
+            f"Table '{name}' has no column " + " or ".join(f"'{c}'" for c in missing) + "; a score file needs 'score' "
+            "(higher = more member-like) and 'is_member' (0 or 1), optionally 'attack' and 'record_id'; "
+            "its columns are " + ", ".join(f"'{c}'" for c in columns[:20]) + ("..." if len(columns) > 20 else "") + "."
+        )
+    col = {k: frame[lowered[k]].reset_index(drop=True) for k in (*REQUIRED, *OPTIONAL) if k in lowered}
+    scores = _scores(col["score"], table=name)
+    member = _membership(col["is_member"], table=name)
+    if "attack" in col:
+        attack = col["attack"]
+        if attack.isna().any():
+            i = int(np.flatnonzero(attack.isna().to_numpy())[0])
+            raise InputError(f"Column 'attack' names the attack of each row, but {_where(name, i)} is empty; fill it in.")
+        attack = attack.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
+    else:
+        attack = pd.Series([DEFAULT_ATTACK] * len(scores))
+    if "record_id" in col:
+        rid = col["record_id"]
+        if rid.isna().any():
+            i = int(np.flatnonzero(rid.isna().to_numpy())[0])
+            raise InputError(f"Column 'record_id' is empty in {_where(name, i)}; give every row its record's id.")
+        rid = rid.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
+    else:
+        rid = pd.Series(np.arange(len(scores)).astype(str))
+    out = pd.DataFrame({"attack": attack.to_numpy(), "record_id": rid.to_numpy(), "score": scores, "is_member": member})
+    dup = out.duplicated(["attack", "record_id"], keep="first").to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise InputError(
+            f"record_id {out['record_id'].iloc[i]!r} appears more than once for attack {out['attack'].iloc[i]!r} "
+            f"({_where(name, i)}, {int(dup.sum())} repeated rows); each attack scores each record once."
+        )
+    for attack_name, group in out.groupby("attack", sort=False):
+        n_pos = int(group["is_member"].sum())
+        if n_pos == 0 or n_pos == len(group):
+            only = "members" if n_pos else "non-members"
+            raise InputError(
+                f"Attack {attack_name!r} has only {only} ({len(group):,} rows); an evaluation needs both members "
+                "(is_member = 1) and non-members (is_member = 0)."
+            )
+    return out
+
+
+def read_scores(source: Any, *, name: str = "scores") -> pd.DataFrame:
+    """Read a CSV or Parquet score file (:func:`audit_core.common.tables.read_table`) and :func:`validate_scores` it."""
+    return validate_scores(read_table(source, name=name), name=name)
+
+
+@dataclass(frozen=True)
+class AttackCheck:
+    """One attack's evaluation: ROC, AUC, TPR at each FPR, the epsilon lower bound."""
+
+    name: str
+    curve: RocCurve = field(repr=False)
+    tpr_at_fpr: dict[str, TprAtFpr]
+    epsilon: EpsilonBound
+
+    @property
+    def auc(self) -> float:
+        return self.curve.auc
+
+    def to_json(self) -> dict[str, Any]:
+        """``auc``, ``tpr_at_fpr.<fpr> = {tpr, ci_low, ci_high, achieved_fpr, n_neg, supported, ...}``,
+        ``epsilon_lower_bound`` (:meth:`audit_core.common.privacy_bound.EpsilonBound.to_json`)."""
+        return {
+            "auc": self.auc,
+            "n_members": self.curve.n_pos,
+            "n_non_members": self.curve.n_neg,
+            "tpr_at_fpr": {k: t.to_json() for k, t in self.tpr_at_fpr.items()},
+            "epsilon_lower_bound": self.epsilon.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class ScoreCheck:
+    """The score check of every attack in one file, with the settings that made it."""
+
+    attacks: dict[str, AttackCheck]
+    records: pd.DataFrame = field(repr=False)
+    fprs: tuple[float, ...]
+    delta: float
+    seed: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``attacks.<name>`` blocks (see :meth:`AttackCheck.to_json`) and the settings."""
+        return {
+            "audit": "scores",
+            "attacks": {name: a.to_json() for name, a in self.attacks.items()},
+            "settings": {"fpr": list(self.fprs), "delta": self.delta, "seed": self.seed},
+            "n_rows": len(self.records),
+        }
+
+
+def _records(table: pd.DataFrame, thresholds: dict[str, dict[str, float]], fprs: Sequence[float]) -> pd.DataFrame:
+    parts = []
+    for name, group in table.groupby("attack", sort=False):
+        s = group["score"].to_numpy()
+        neg = np.sort(s[~group["is_member"].to_numpy()])
+        # share of non-members with score >= s: the FPR at which this record would just be flagged
+        fpr_if = (neg.size - np.searchsorted(neg, s, side="left")) / neg.size
+        part = group.assign(
+            rank=pd.Series(-s, index=group.index).rank(method="min").astype(int).to_numpy(),
+            fpr_if_flagged=fpr_if,
+        )
+        for f in fprs:
+            part[f"flagged_at_{_fpr_key(f)}"] = s >= thresholds[name][_fpr_key(f)]
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    return out.sort_values(["attack", "rank"], kind="mergesort").reset_index(drop=True)
+
+
+def score_check(
+    table: pd.DataFrame,
+    *,
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    delta: float = DEFAULT_DELTA,
+    seed: int = 0,
+    name: str = "scores",
+) -> ScoreCheck:
+    """Evaluate every attack in a score table (see the module docstring).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        As read by :func:`audit_core.common.tables.read_table`; validated here by :func:`validate_scores`.
+    fprs : sequence of float
+        Target false-positive rates, each within :data:`audit_core.common.limits.TARGET_FPR`.
+    delta : float
+        The delta of the (epsilon, delta) statement (:data:`audit_core.common.limits.DELTA`); 1e-5 by default.
+    seed : int
+        Seed of the stratified split behind the epsilon bound.
+    """
+    fprs = tuple(float(f) for f in fprs)
+    if not fprs:
+        raise InputError("Give at least one target false-positive rate.")
+    for f in fprs:
+        TARGET_FPR.check(f)
+    DELTA.check(delta)
+    clean = validate_scores(table, name=name)
+    attacks: dict[str, AttackCheck] = {}
+    thresholds: dict[str, dict[str, float]] = {}
+    for attack_name, group in clean.groupby("attack", sort=False):
+        s, y = group["score"].to_numpy(), group["is_member"].to_numpy()
+        at = {_fpr_key(f): tpr_at_fpr(s, y, f) for f in fprs}
+        attacks[str(attack_name)] = AttackCheck(
+            name=str(attack_name),
+            curve=roc_curve(s, y),
+            tpr_at_fpr=at,
+            epsilon=epsilon_lower_bound(s, y, delta=delta, seed=seed),
+        )
+        thresholds[str(attack_name)] = {k: t.threshold for k, t in at.items()}
+    return ScoreCheck(attacks=attacks, records=_records(clean, thresholds, fprs), fprs=fprs, delta=delta, seed=seed)

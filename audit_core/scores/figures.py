@@ -1,0 +1,81 @@
+"""Figures and display tables of the score check (:mod:`audit_core.scores.audit`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from audit_core.common.figures import NEUTRAL, log_roc_figure
+from audit_core.scores.audit import ScoreCheck
+
+
+def roc_figure(check: ScoreCheck) -> go.Figure:
+    """Log-ROC of every attack, overlaid, with the (eps, delta)-DP boundary of the largest bound.
+
+    An (eps, delta)-DP mechanism keeps every attack's ROC below ``TPR = e^eps FPR + delta``;
+    the dotted curve is that limit at the epsilon lower bound: the data show, with
+    95 % confidence, a point above the limit of any smaller epsilon.
+    """
+    fig = log_roc_figure([(name, a.curve) for name, a in check.attacks.items()], title="Membership scores: log-ROC")
+    best = max(check.attacks.values(), key=lambda a: a.epsilon.epsilon)
+    eps = best.epsilon.epsilon
+    if eps > 0:
+        floor = 10 ** fig.layout.xaxis.range[0]
+        x = np.logspace(np.log10(floor), 0, 80)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.minimum(np.exp(eps) * x + check.delta, 1.0),
+                mode="lines",
+                name=f"DP limit at eps = {eps:.2f} (lower bound, {best.name})",
+                line={"dash": "dot", "color": NEUTRAL, "width": 2},
+                hoverinfo="skip",
+            )
+        )
+    return fig
+
+
+def tpr_table(check: ScoreCheck) -> pd.DataFrame:
+    """One row per (attack, target FPR): TPR, its interval, threshold, achieved FPR, support."""
+    rows = []
+    for name, a in check.attacks.items():
+        for key, t in a.tpr_at_fpr.items():
+            rows.append(
+                {
+                    "attack": name,
+                    "target_fpr": t.target_fpr,
+                    "tpr": t.tpr,
+                    "ci_low": t.ci_low,
+                    "ci_high": t.ci_high,
+                    "threshold": t.threshold,
+                    "achieved_fpr": t.achieved_fpr,
+                    "n_non_members": t.n_neg,
+                    "supported": t.supported,
+                    "fpr_key": key,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def epsilon_table(check: ScoreCheck) -> pd.DataFrame:
+    """One row per attack: AUC and the epsilon lower bound with its evidence."""
+    rows = []
+    for name, a in check.attacks.items():
+        e = a.epsilon
+        rows.append(
+            {
+                "attack": name,
+                "auc": a.auc,
+                "epsilon_lower_bound": e.epsilon,
+                "delta": e.delta,
+                "confidence": e.confidence,
+                "threshold": e.threshold,
+                "inequality": "TPR <= e^eps FPR + delta" if e.direction == "tpr_fpr" else "TNR <= e^eps FNR + delta",
+                "rate_low": e.rate_low,
+                "rate_high": e.rate_high,
+                "members_evaluated": e.n_pos,
+                "non_members_evaluated": e.n_neg,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,68 @@
+"""Verdict, limits and report of the score check (:mod:`audit_core.scores.audit`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from audit_core.common.privacy_bound import ASSUMPTION
+from audit_core.common.report import InputSummary, Report
+from audit_core.scores.audit import ScoreCheck
+from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def verdict(check: ScoreCheck) -> str:
+    """Plain-language reading: the strongest attack at the lowest supported FPR, and the epsilon bound."""
+    best = max(check.attacks.values(), key=lambda a: (a.epsilon.epsilon, a.auc))
+    parts = []
+    for a in check.attacks.values():
+        supported = [t for t in a.tpr_at_fpr.values() if t.supported]
+        if supported:
+            t = min(supported, key=lambda t: t.target_fpr)
+            parts.append(
+                f"Attack '{a.name}' (AUC {a.auc:.3f}) flags {_pct(t.tpr)} of members at FPR {t.target_fpr:g} "
+                f"(95 % interval {_pct(t.ci_low)} to {_pct(t.ci_high)})."
+            )
+        else:
+            parts.append(
+                f"Attack '{a.name}' (AUC {a.auc:.3f}) has too few non-members ({a.curve.n_neg:,}) for a TPR at the "
+                f"chosen FPRs to be measured."
+            )
+    parts.append((f"Strongest evidence, attack '{best.name}': " if len(check.attacks) > 1 else "") + best.epsilon.sentence())
+    return " ".join(parts)
+
+
+LIMITS = [
+    ASSUMPTION,
+    "TPR intervals come from audit_core.common.roc.tpr_at_fpr, the same for every audit in this tool.",
+    "The epsilon lower bound picks its threshold on a seeded, stratified half of each attack's records and is "
+    "computed on the other half with one-sided Clopper-Pearson bounds (2.5 % each): exact, but it uses half the data; "
+    "another seed gives a slightly different bound.",
+    "A low bound is no privacy guarantee: it shows what these scores demonstrate, and a stronger attack may "
+    "demonstrate more. Only an analysis of the training procedure gives an upper bound.",
+    "The scores are taken as given: how they were made (and whether the members were used to tune the attack) "
+    "is outside the check.",
+]
+
+
+def build_report(check: ScoreCheck, *, inputs: Sequence[InputSummary] = ()) -> Report:
+    """The score check's report, used by the page and by ``python -m audit_core scores --html``."""
+    return Report(
+        title="Score check",
+        question="What do these membership scores show: TPR at low FPR, and the privacy loss they prove?",
+        inputs=list(inputs),
+        settings={"fpr": list(check.fprs), "delta": check.delta, "seed": check.seed},
+        metrics=check.to_json()["attacks"],
+        figures=[("Log-ROC of every attack", roc_figure(check))],
+        tables=[
+            ("Epsilon lower bound per attack", epsilon_table(check)),
+            ("TPR at each target FPR", tpr_table(check)),
+            ("Most member-like records (top 50 per attack)", check.records.groupby("attack", sort=False).head(50)),
+        ],
+        verdict=verdict(check),
+        limits=LIMITS,
+        seed=check.seed,
+    )

@@ -1,0 +1,638 @@
+"""Generators side by side: split a real table, fit each generator, audit and score utility.
+
+The paper behind METHODS.md §1 compared generators on the same real data; this
+module makes that comparison one call. :func:`split_real_table` cuts the real table
+into train (members), holdout (non-members), auxiliary (the attacker's data) and a
+reserve (rows nobody sees, for the ``population`` reference); :func:`compare_generators`
+fits every chosen generator from :mod:`audit_core.synthetic.generators` on train, audits each
+synthetic table with :func:`audit_core.synthetic.audit.audit_synthetic`, and scores its
+utility with SDMetrics' quality report (:func:`utility_score`). A generator that fails
+gets its own error in its row while the others complete, and a cache entry is written
+only after a step finishes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import math
+import time
+import warnings
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from audit_core.common.errors import InputError
+from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
+from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
+from audit_core.synthetic.generators import GENERATORS, MIN_TRAIN_ROWS, SDV_TABLE, check_generator_input, make_generator
+
+if TYPE_CHECKING:
+    from audit_core.synthetic.audit import SyntheticAudit
+
+# --------------------------------------------------------------------------------------
+# Splitting the real table
+# --------------------------------------------------------------------------------------
+DEFAULT_FRACTIONS: dict[str, float] = {"train": 0.4, "holdout": 0.2, "auxiliary": 0.2, "reserve": 0.2}
+"""Default split: train (members), holdout (non-members), auxiliary (attacker's data), reserve (population reference)."""
+
+_SPLIT_PARTS = ("train", "holdout", "auxiliary", "reserve")  # the parts of a split, in the order their rows are drawn
+
+
+@dataclass(frozen=True)
+class RealSplit:
+    """A real table cut into disjoint parts (METHODS.md §1 inputs R, U, A, plus a reserve).
+
+    Attributes
+    ----------
+    train, holdout, auxiliary, reserve : pandas.DataFrame
+        Disjoint row sets; ``auxiliary`` / ``reserve`` may be empty.
+    rows : dict of str to numpy.ndarray
+        0-based row numbers of each part in the original table.
+    fractions : dict of str to float
+        The fractions asked for.
+    seed : int
+    """
+
+    train: pd.DataFrame = field(repr=False)
+    holdout: pd.DataFrame = field(repr=False)
+    auxiliary: pd.DataFrame = field(repr=False)
+    reserve: pd.DataFrame = field(repr=False)
+    rows: dict[str, np.ndarray] = field(repr=False)
+    fractions: dict[str, float]
+    seed: int
+
+    def sizes(self) -> dict[str, int]:
+        """Rows in each part."""
+        return {k: len(v) for k, v in self.rows.items()}
+
+
+def split_real_table(
+    df: pd.DataFrame, *, fractions: Mapping[str, float] | None = None, seed: int = 0
+) -> RealSplit:
+    """Shuffle a real table and cut it into train / holdout / auxiliary / reserve.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The steward's real table.
+    fractions : mapping, optional
+        Keys among ``train``, ``holdout``, ``auxiliary``, ``reserve`` (default
+        :data:`DEFAULT_FRACTIONS`); missing keys count 0, except that when
+        ``reserve`` is missing it takes whatever the others leave. The sum must not
+        exceed 1. Generators are fitted on ``train``; the audit uses ``holdout`` as
+        non-members and ``auxiliary`` as the attacker's population data; the
+        ``population`` reference samples ``reserve``.
+    seed : int
+        Seeds the shuffle.
+
+    Returns
+    -------
+    RealSplit
+
+    Raises
+    ------
+    InputError
+        Unknown part names, negative fractions or a sum above 1, or a train /
+        holdout part with fewer than 20 rows.
+    """
+    if not isinstance(df, pd.DataFrame) or len(df) == 0:
+        raise InputError("The real table is empty; upload a table with rows.")
+    values = _split_fractions(fractions)
+    rows = _split_rows(len(df), values, seed)
+    frames = {k: df.iloc[rows[k]].reset_index(drop=True) for k in _SPLIT_PARTS}
+    return RealSplit(**frames, rows=rows, fractions=values, seed=seed)
+
+
+def _split_fractions(fractions: Mapping[str, float] | None) -> dict[str, float]:
+    """The fraction of each part, checked; a missing part counts 0, a missing ``reserve`` takes what is left."""
+    given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
+    unknown = sorted(set(given) - set(_SPLIT_PARTS))
+    if unknown:
+        raise InputError(f"Unknown split part(s) {', '.join(unknown)}; use {', '.join(_SPLIT_PARTS)}.")
+    values = {k: float(given.get(k, 0.0)) for k in _SPLIT_PARTS[:3]}
+    if "reserve" in given:
+        values["reserve"] = float(given["reserve"])
+    else:
+        values["reserve"] = max(0.0, 1.0 - sum(values.values()))
+    if any(v < 0 or not math.isfinite(v) for v in values.values()):
+        raise InputError("Split fractions must be between 0 and 1.")
+    total = sum(values.values())
+    if total > 1.0 + 1e-9:
+        raise InputError(
+            f"The split fractions add up to {total:.2f}, more than 1; lower the train, holdout or auxiliary share."
+        )
+    return values
+
+
+def _split_rows(n: int, values: Mapping[str, float], seed: int) -> dict[str, np.ndarray]:
+    """Sorted row numbers of each part: consecutive runs of one seeded shuffle of the ``n`` rows."""
+    order = np.random.default_rng(seed).permutation(n)
+    counts = {k: math.floor(values[k] * n + 1e-9) for k in _SPLIT_PARTS}
+    for k in ("train", "holdout"):
+        if counts[k] < MIN_TRAIN_ROWS:
+            raise InputError(
+                f"The {k} part would hold {counts[k]} rows of {n}; at least {MIN_TRAIN_ROWS} are needed, so "
+                f"raise its fraction or use a larger table."
+            )
+    rows: dict[str, np.ndarray] = {}
+    start = 0
+    for k in _SPLIT_PARTS:
+        rows[k] = np.sort(order[start:start + counts[k]])
+        start += counts[k]
+    return rows
+
+
+# --------------------------------------------------------------------------------------
+# Utility
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UtilityScore:
+    """How well the synthetic table keeps the real one's statistics (higher = better).
+
+    Attributes
+    ----------
+    overall : float
+        SDMetrics QualityReport score: the mean of ``column_shapes`` and ``column_pair_trends``.
+    column_shapes : float
+        Mean per-column similarity (KSComplement for numeric, TVComplement for categorical).
+    column_pair_trends : float
+        Mean per-pair similarity (CorrelationSimilarity for numeric pairs,
+        ContingencySimilarity otherwise).
+    method : str
+        Which metric produced the numbers.
+    """
+
+    overall: float
+    column_shapes: float
+    column_pair_trends: float
+    method: str = "SDMetrics QualityReport (column shapes + column pair trends) against the training table"
+
+    def to_json(self) -> dict[str, float | str]:
+        """Plain-JSON view."""
+        return {
+            "overall": self.overall, "column_shapes": self.column_shapes,
+            "column_pair_trends": self.column_pair_trends, "method": self.method,
+        }
+
+
+def utility_score(real: pd.DataFrame, synthetic: pd.DataFrame, *, types: ColumnTypes) -> UtilityScore:
+    """Score the synthetic table's fidelity to the real one with SDMetrics' quality report.
+
+    Parameters
+    ----------
+    real, synthetic : pandas.DataFrame
+        The real table the generator was fitted on and its synthetic output.
+    types : ColumnTypes
+        Column types (ignored columns are left out).
+
+    Returns
+    -------
+    UtilityScore
+        Column-shape and column-pair-trend scores in [0, 1] and their mean.
+
+    Notes
+    -----
+    Privacy (METHODS.md §1) is read against utility: a generator that leaks
+    little because it learned nothing is no better than the ``population``
+    reference's chance level bought for free.
+    """
+    from sdmetrics.reports import QualityReport
+
+    aligned = align_tables({"real": real, "synthetic": synthetic}, types=types)
+    cols = list(aligned.types.columns)
+    columns = {c: {"sdtype": "numerical" if c in aligned.types.numeric else "categorical"} for c in cols}
+    metadata = {"tables": {SDV_TABLE: {"columns": columns}}}
+    report = QualityReport()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        report.generate(
+            {SDV_TABLE: aligned["real"][cols]}, {SDV_TABLE: aligned["synthetic"][cols]}, metadata, verbose=False
+        )
+    props = report.get_properties().set_index("Property")["Score"]
+
+    def _get(name: str) -> float:
+        value = props.get(name, np.nan)
+        return float(value) if value is not None else float("nan")
+
+    return UtilityScore(
+        overall=float(report.get_score()), column_shapes=_get("Column Shapes"),
+        column_pair_trends=_get("Column Pair Trends"),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# The comparison
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GeneratorRun:
+    """One generator's row in the comparison: its audit, utility and sample, or its error.
+
+    Attributes
+    ----------
+    name, label : str
+    params : dict
+        Parameters used (defaults filled in).
+    audit : SyntheticAudit or None
+        The METHODS.md §1 audit of its synthetic table; None when it failed.
+    utility : UtilityScore or None
+    synthetic : pandas.DataFrame or None
+        The synthetic table (for download).
+    fit_seconds, sample_seconds : float
+        Wall time (0 when served from the cache).
+    error : str or None
+        The generator's own error message when it failed; the other rows still complete.
+    """
+
+    name: str
+    label: str
+    params: dict[str, Any]
+    audit: SyntheticAudit | None = None
+    utility: UtilityScore | None = None
+    synthetic: pd.DataFrame | None = field(default=None, repr=False)
+    fit_seconds: float = 0.0
+    sample_seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the generator fitted, sampled and was audited."""
+        return self.error is None and self.audit is not None
+
+
+@dataclass(frozen=True)
+class GeneratorComparison:
+    """Several generators fitted on one real training table, each audited (METHODS.md §1).
+
+    Attributes
+    ----------
+    runs : tuple of GeneratorRun
+        One per generator, in the order asked.
+    split : RealSplit
+        The train / holdout / auxiliary / reserve parts used.
+    types : ColumnTypes
+    rows : int
+        Synthetic rows drawn per generator.
+    seed : int
+    """
+
+    runs: tuple[GeneratorRun, ...]
+    split: RealSplit = field(repr=False)
+    types: ColumnTypes
+    rows: int
+    seed: int
+
+    def __getitem__(self, name: str) -> GeneratorRun:
+        for run in self.runs:
+            if run.name == name:
+                return run
+        raise KeyError(name)
+
+    def table(self) -> pd.DataFrame:
+        """The paper's table: one row per generator (AUC, TPR at low FPR with CIs, F1, utility)."""
+        records = []
+        for run in self.runs:
+            rec: dict[str, Any] = {"generator": run.name, "label": run.label}
+            if run.ok:
+                true = run.audit.attacks["true_distribution"]
+                real = run.audit.attacks["realistic"]
+                rec["auc_true"] = true.auc
+                rec["auc_realistic"] = real.auc
+                for key, tag in (("0.001", "0.1%"), ("0.01", "1%")):
+                    t = true.tpr_at_fpr[key]
+                    rec[f"tpr@{tag}"] = t.tpr
+                    rec[f"tpr@{tag}_ci"] = f"[{t.ci_low:.3f}, {t.ci_high:.3f}]"
+                    rec[f"tpr@{tag}_supported"] = bool(t.supported)
+                rec["f1_true"] = true.f1
+                rec["f1_realistic"] = real.f1
+                rec["f1_method1"] = _method1_f1(run.audit)
+                rec["utility"] = run.utility.overall if run.utility is not None else np.nan
+            rec["fit_s"] = run.fit_seconds
+            rec["error"] = run.error or ""
+            records.append(rec)
+        return pd.DataFrame.from_records(records)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain-JSON summary: settings and, per generator, its audit JSON or error."""
+        return {
+            "split": {"fractions": self.split.fractions, "sizes": self.split.sizes(), "seed": self.split.seed},
+            "rows": self.rows,
+            "seed": self.seed,
+            "generators": {
+                run.name: {
+                    "label": run.label,
+                    "params": run.params,
+                    "error": run.error,
+                    "fit_seconds": run.fit_seconds,
+                    "audit": run.audit.to_json() if run.ok else None,
+                    "utility": run.utility.to_json() if run.utility is not None else None,
+                }
+                for run in self.runs
+            },
+        }
+
+
+def _method1_f1(audit: SyntheticAudit) -> float:
+    """F1 of the hard-label distance rule (METHODS.md §1 step 5, tau = non-members' median)."""
+    return float(audit.distance_threshold.metrics.f1)
+
+
+def rescore_comparison(
+    comparison: GeneratorComparison, *, bandwidth: str | float | None = None, prior: float | None = None
+) -> GeneratorComparison:
+    """Re-score every audit for a new bandwidth or prior without refitting or recomputing distances.
+
+    Parameters
+    ----------
+    comparison : GeneratorComparison
+    bandwidth, prior : optional
+        New KDE bandwidth rule / membership prior (METHODS.md §1 steps 2-3); None keeps each audit's.
+
+    Returns
+    -------
+    GeneratorComparison
+    """
+    from audit_core.synthetic.audit import rescore
+
+    runs = tuple(
+        replace(run, audit=rescore(run.audit, bandwidth=bandwidth, prior=prior)) if run.ok else run
+        for run in comparison.runs
+    )
+    return replace(comparison, runs=runs)
+
+
+def frame_fingerprint(df: pd.DataFrame) -> str:
+    """A short hash of a table's content (cache keys)."""
+    digest = hashlib.sha256()
+    digest.update(repr(list(df.columns)).encode())
+    digest.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return first if isinstance(exc, InputError) else f"{type(exc).__name__}: {first}".rstrip(": ")
+
+
+def fit_and_sample(
+    name: str,
+    split: RealSplit,
+    *,
+    types: ColumnTypes,
+    params: Mapping[str, Any] | None = None,
+    rows: int,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+    cache: MutableMapping[Any, Any] | None = None,
+) -> tuple[pd.DataFrame, float, float]:
+    """Fit one generator on ``split.train`` and draw ``rows`` rows, reusing ``cache``.
+
+    The cache holds fitted generators under (name, params, train, types, seed) and
+    samples under that key plus the row count. An entry is written only after
+    its step completed, so a cancelled or failed fit leaves nothing half-written.
+
+    Returns
+    -------
+    (synthetic, fit_seconds, sample_seconds)
+    """
+    gen = make_generator(name, **dict(params or {}))
+    report = as_progress(progress)
+    fit_key = (
+        "fit", name, tuple(sorted(gen.params.items())), frame_fingerprint(split.train),
+        frame_fingerprint(split.reserve) if name == "population" else "", types, seed,
+    )
+    sample_key = ("sample", *fit_key[1:], int(rows))
+    if cache is not None and sample_key in cache:
+        report(1.0, f"{name}: from cache")
+        return cache[sample_key], 0.0, 0.0
+    fit_seconds = 0.0
+    if cache is not None and fit_key in cache:
+        gen = cache[fit_key]
+    else:
+        start = time.perf_counter()
+        gen.fit(split.train, types=types, seed=seed, progress=sub_progress(report, 0.0, 0.95), reserve=split.reserve)
+        fit_seconds = time.perf_counter() - start
+        if cache is not None:
+            cache[fit_key] = gen
+    start = time.perf_counter()
+    synthetic = gen.sample(int(rows), seed=seed)
+    sample_seconds = time.perf_counter() - start
+    if cache is not None:
+        cache[sample_key] = synthetic
+    report(1.0, f"{name}: {len(synthetic):,} rows sampled")
+    return synthetic, fit_seconds, sample_seconds
+
+
+def _run_generator(
+    name: str,
+    split: RealSplit,
+    auxiliary: pd.DataFrame | None,
+    gen_params: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    *,
+    progress: ProgressFn | None,
+    cache: MutableMapping[Any, Any] | None,
+) -> GeneratorRun:
+    """Fit, sample, audit and score one generator; a failure becomes the error of its own row."""
+    from audit_core.synthetic.audit import audit_synthetic
+
+    both = as_progress(progress)
+    spec = GENERATORS[name]
+    types, n_rows, seed = settings["types"], settings["rows"], settings["seed"]
+    prior, bandwidth = settings["prior"], settings["bandwidth"]
+    try:
+        shown = make_generator(name, **gen_params).params
+        synthetic, fit_s, sample_s = fit_and_sample(
+            name, split, types=types, params=gen_params, rows=n_rows, seed=seed,
+            progress=sub_progress(both, 0.0, 0.6), cache=cache,
+        )
+        audit_key = ("audit", name, tuple(sorted(shown.items())), frame_fingerprint(synthetic),
+                     frame_fingerprint(split.train), frame_fingerprint(split.holdout), types, seed, prior,
+                     bandwidth)
+        if cache is not None and audit_key in cache:
+            audit, utility = cache[audit_key]
+        else:
+            audit = audit_synthetic(
+                split.train, split.holdout, synthetic, auxiliary, types=types, prior=prior,
+                bandwidth=bandwidth, seed=seed, progress=sub_progress(both, 0.6, 0.95),
+            )
+            both(0.95, f"{name}: utility")
+            utility = utility_score(split.train, synthetic, types=types)
+            if cache is not None:
+                cache[audit_key] = (audit, utility)
+        both(1.0, f"{name}: done")
+        return GeneratorRun(
+            name=name, label=spec.label, params=shown, audit=audit, utility=utility, synthetic=synthetic,
+            fit_seconds=fit_s, sample_seconds=sample_s,
+        )
+    except Exception as exc:  # one generator failing must not stop the others
+        both(1.0, f"{name}: failed")
+        return GeneratorRun(name=name, label=spec.label, params=dict(gen_params), error=_error_text(exc))
+
+
+def _generator_task(name, split, auxiliary, gen_params, settings, cached):
+    """One cluster task: a generator's run with its own cache entries; returns the run and the new entries."""
+    cache = dict(cached)
+    run = _run_generator(name, split, auxiliary, gen_params, settings, progress=None, cache=cache)
+    return run, {k: v for k, v in cache.items() if k not in cached}
+
+
+def _compare_on_cluster(client, names, split, auxiliary, params, settings, overall, cache, per_generator_progress):
+    """Each generator as its own Dask task (so the wall time is about the slowest one's with enough workers).
+
+    A task gets the cache entries of its own generator (a fitted model or sample from an
+    earlier run is reused) and brings back the ones it made. Progress reaches the page
+    per generator, when its task starts waiting and when it finishes; a generator whose
+    workers died gets that as the error of its own row.
+    """
+    from audit_core.common.cluster import run_tasks
+
+    own = {n: (per_generator_progress(n) if per_generator_progress is not None else None) or as_progress(None) for n in names}
+    shared = client.scatter([split, auxiliary], broadcast=True)  # a lost worker loses no input
+    tasks = []
+    for name in names:
+        cached = {k: v for k, v in (cache or {}).items() if isinstance(k, tuple) and len(k) > 1 and k[1] == name}
+        own[name](0.0, f"{name}: queued on the cluster")
+        gen_params = dict(params.get(name, {}))
+        tasks.append((name, *shared, gen_params, settings, cached))
+    done = [0]
+
+    def finished(i: int, result: tuple) -> None:
+        run = result[0]
+        done[0] += 1
+        own[names[i]](1.0, f"{names[i]}: " + ("done" if run.ok else "failed"))
+        overall(done[0] / len(names), f"{names[i]}: finished ({done[0]} of {len(names)} generators)")
+
+    def failed(i: int, exc: BaseException) -> tuple:
+        spec = GENERATORS[names[i]]
+        return GeneratorRun(name=names[i], label=spec.label, params=dict(params.get(names[i], {})), error=_error_text(exc)), {}
+
+    results = run_tasks(client, _generator_task, tasks, labels=[f"generator {n}" for n in names], on_done=finished,
+                        on_error=failed)  # fmt: skip
+    if cache is not None:
+        for _, entries in results:
+            cache.update(entries)
+    return [run for run, _ in results]
+
+
+def _checked_names(names: Sequence[str]) -> list[str]:
+    """The generator names without repeats, in the order given; none or an unknown one is refused."""
+    names = list(dict.fromkeys(names))
+    if not names:
+        raise InputError("Choose at least one generator to compare.")
+    unknown = [n for n in names if n not in GENERATORS]
+    if unknown:
+        raise InputError(f"Unknown generator(s) {', '.join(unknown)}; choose among {', '.join(GENERATORS)}.")
+    return names
+
+
+def _compare_in_process(
+    names: Sequence[str],
+    split: RealSplit,
+    auxiliary: pd.DataFrame | None,
+    params: Mapping[str, Mapping[str, Any]],
+    settings: Mapping[str, Any],
+    overall: ProgressFn,
+    cache: MutableMapping[Any, Any] | None,
+    per_generator_progress: Callable[[str], ProgressFn | None] | None,
+) -> list[GeneratorRun]:
+    """Each generator in turn in this process, each with an equal share of the overall progress."""
+    runs = []
+    share = 1.0 / len(names)
+    for i, name in enumerate(names):
+        step = sub_progress(overall, i * share, (i + 1) * share)
+        own = per_generator_progress(name) if per_generator_progress is not None else None
+
+        def both(fraction: float, message: str, _step: ProgressFn = step, _own: ProgressFn | None = own) -> None:
+            _step(fraction, message)
+            if _own is not None:
+                _own(fraction, message)
+
+        gen_params = dict(params.get(name, {}))
+        runs.append(_run_generator(name, split, auxiliary, gen_params, settings, progress=both, cache=cache))
+    return runs
+
+
+def compare_generators(
+    real_df: pd.DataFrame,
+    *,
+    names: Sequence[str],
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    types: ColumnTypes | None = None,
+    fractions: Mapping[str, float] | None = None,
+    rows: int | None = None,
+    seed: int = 0,
+    prior: float = 0.5,
+    bandwidth: str | float = "silverman",
+    progress: ProgressFn | None = None,
+    cache: MutableMapping[Any, Any] | None = None,
+    per_generator_progress: Callable[[str], ProgressFn | None] | None = None,
+    client: Any = None,
+) -> GeneratorComparison:
+    """Fit several generators on one real table and audit each (METHODS.md §1).
+
+    Parameters
+    ----------
+    real_df : pandas.DataFrame
+        The steward's real table; it is split by :func:`split_real_table`.
+    names : sequence of str
+        Generator names (keys of :data:`GENERATORS`), at least one.
+    params : mapping, optional
+        ``{name: {param: value}}``; missing ones take defaults.
+    types : ColumnTypes, optional
+        Column types; inferred from the real table when None.
+    fractions : mapping, optional
+        Split fractions (see :func:`split_real_table`).
+    rows : int, optional
+        Synthetic rows per generator (default: as many as the train part).
+    seed : int
+        Seeds the split, every fit, every sample and the audits.
+    prior, bandwidth
+        Passed to :func:`audit_core.synthetic.audit.audit_synthetic`.
+    progress : ProgressFn, optional
+        Overall progress.
+    cache : mutable mapping, optional
+        Where fitted generators and samples are kept between calls (a dict the
+        page keeps in session state); see :func:`fit_and_sample`.
+    per_generator_progress : callable, optional
+        ``name -> ProgressFn`` for a progress bar per generator (epochs where
+        the generator has them; with a cluster, queued and finished).
+    client : distributed.Client, optional
+        Fit each generator as its own task on this Dask cluster; the runs are
+        the same as in one process (every step is seeded), in the same order.
+
+    Returns
+    -------
+    GeneratorComparison
+        One run per generator. A generator that fails (cannot fit, diverges,
+        bad parameter) gets its own error message in its row; the others still complete.
+
+    Raises
+    ------
+    InputError
+        Bad real table or split (these concern every generator alike).
+    """
+    names = _checked_names(names)
+    if types is None:
+        types = infer_column_types(real_df)
+    check_generator_input(real_df, types=types)
+    split = split_real_table(real_df, fractions=fractions, seed=seed)
+    n_rows = len(split.train) if rows is None else int(rows)
+    if n_rows < 1:
+        raise InputError(f"The number of synthetic rows must be at least 1; got {rows}.")
+    overall = as_progress(progress)
+    auxiliary = split.auxiliary if len(split.auxiliary) else None
+    settings = {"types": types, "rows": n_rows, "seed": seed, "prior": prior, "bandwidth": bandwidth}
+    if client is not None:
+        runs = _compare_on_cluster(client, names, split, auxiliary, params or {}, settings, overall, cache,
+                                   per_generator_progress)  # fmt: skip
+    else:
+        runs = _compare_in_process(names, split, auxiliary, params or {}, settings, overall, cache,
+                                   per_generator_progress)  # fmt: skip
+    overall(1.0, "comparison done")
+    return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed)

@@ -1,0 +1,204 @@
+"""The synthetic-table audit as a registered audit (audit_core.contract): inputs, settings, run, verdict, report.
+
+``tabular`` audits membership risk (METHODS.md §1) and, with ``disclosure``, singling out,
+linkability and attribute inference on the same tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from audit_core.common.errors import InputError
+from audit_core.common.limits import BANDWIDTH_SCALE, DISCLOSURE_ATTACKS, LINK_K, PRIOR
+from audit_core.contract import Audit, InputSpec, Outcome, Settings, csv_list, knob, read_table_input
+
+BANDWIDTH_RULES = ("silverman", "scott", "cv")
+
+
+def parse_bandwidth(text: str) -> str | float:
+    """``scott`` / ``silverman`` / ``cv``, or a positive number (a bandwidth on the KDE's log-like axis)."""
+    rule = str(text).strip().lower()
+    if rule in BANDWIDTH_RULES:
+        return rule
+    try:
+        return float(rule)
+    except ValueError:
+        raise InputError(f"--bandwidth must be scott, silverman, cv or a positive number, not {text!r}.") from None
+
+
+def _columns(label: str, help: str) -> Any:
+    return knob((), label, help, parse=csv_list)
+
+
+def _role(label: str, help: str) -> Any:
+    return knob(None, label, "--disclosure: " + help, parse=csv_list)
+
+
+@dataclass(frozen=True)
+class TabularSettings(Settings):
+    categorical: tuple[str, ...] = _columns("Categorical columns", "columns compared as equal / not equal")
+    numeric: tuple[str, ...] = _columns("Numeric columns", "columns compared as |x - s| / range")
+    ignore: tuple[str, ...] = _columns("Ignored columns", "columns left out of the distance")
+    bandwidth: str | float = knob("silverman", "Bandwidth rule", "KDE bandwidth: scott, silverman, cv or a number "
+                                  "(on the KDE's log-like distance axis).", parse=parse_bandwidth, rescore=True)  # fmt: skip
+    bandwidth_scale: float = knob(1.0, "Bandwidth × rule", "Multiplier on the bandwidth rule: smaller gives sharper "
+                                  "densities, larger smoother ones.", bound=BANDWIDTH_SCALE, rescore=True)  # fmt: skip
+    prior: float = knob(0.5, "Prior P(member)", "prior membership probability pi", bound=PRIOR, rescore=True)
+    disclosure: bool = knob(False, "Disclosure attacks", "also run singling out, linkability and inference")
+    known: tuple[str, ...] | None = _role("Columns the attacker knows", "default: all but the secrets")
+    link_a: tuple[str, ...] | None = _role("Linkability: one half", "default: first half of --known")
+    link_b: tuple[str, ...] | None = _role("Linkability: the other half", "default: second half of --known")
+    secrets: tuple[str, ...] | None = _role("Secret columns to infer", "default: the last column")
+    n_attacks: int = knob(2000, "Attacks per table", "--disclosure: attacks per table", bound=DISCLOSURE_ATTACKS)
+    link_k: int = knob(1, "Linkability neighbours k", "--disclosure: neighbours per half", bound=LINK_K)
+
+
+@dataclass(frozen=True)
+class TabularResult:
+    """The membership audit and, when asked for, the disclosure audit of the same tables."""
+
+    audit: Any
+    disclosure: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        summary = self.audit.to_json()
+        if self.disclosure is not None:
+            summary["disclosure"] = self.disclosure.to_json()
+        return summary
+
+
+def _types(tables: dict[str, Any], s: TabularSettings):
+    from audit_core.common.tables import infer_column_types
+
+    return infer_column_types(tables["train"], categorical=s.categorical, numeric=s.numeric, ignore=s.ignore)
+
+
+def disclosure_roles(columns: list[str], s: TabularSettings):
+    """The attacker's roles from the settings (None: the defaults), checked before the long audit."""
+    from audit_core.synthetic.disclosure import DisclosureRoles, default_roles
+
+    if all(getattr(s, n) is None for n in ("known", "link_a", "link_b", "secrets")):
+        return None
+    roles = default_roles(columns, secrets=s.secrets, known=s.known)
+    if s.link_a is not None or s.link_b is not None:
+        if not s.link_a or not s.link_b:
+            raise InputError("The linkability split has an empty side; give columns to both --link-a and --link-b.")
+        roles = DisclosureRoles(known=roles.known, link_a=s.link_a, link_b=s.link_b, secrets=roles.secrets)
+    return roles
+
+
+def _run(inputs, s: TabularSettings, *, seed, progress=None, client=None):
+    from audit_core.synthetic.audit import audit_synthetic
+
+    tables = {role: inputs.get(role) for role in ("train", "holdout", "synthetic", "auxiliary")}
+    types = _types(tables, s)
+    roles = None
+    if s.disclosure:  # bad roles fail before the long audit
+        roles = disclosure_roles([c for c in tables["train"].columns if c in types.columns], s)
+    audit = audit_synthetic(tables["train"], tables["holdout"], tables["synthetic"], tables["auxiliary"], types=types,
+                            prior=s.prior, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale, seed=seed,
+                            progress=progress, client=client)  # fmt: skip
+    return TabularResult(audit, _disclosure(tables, types, roles, s, seed) if s.disclosure else None)
+
+
+def _disclosure(tables, types, roles, s: TabularSettings, seed: int):
+    from audit_core.synthetic.disclosure import audit_disclosure
+
+    return audit_disclosure(tables["train"], tables["holdout"], tables["synthetic"], types=types, roles=roles,
+                            n_attacks=s.n_attacks, link_k=s.link_k, seed=seed)  # fmt: skip
+
+
+def _rescore(result: TabularResult, s: TabularSettings, *, seed: int) -> TabularResult:
+    from audit_core.synthetic.audit import rescore
+
+    return replace(result, audit=rescore(result.audit, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale,
+                                         prior=s.prior))  # fmt: skip
+
+
+def _verdict(result: TabularResult) -> str:
+    from audit_core.synthetic.verdict import verdict
+
+    return verdict(result.audit)
+
+
+def _report(outcome: Outcome):
+    from audit_core.common.report import describe_input
+    from audit_core.synthetic.verdict import build_report, with_disclosure
+
+    result = outcome.value
+    names = ("train", "holdout", "synthetic", "auxiliary")
+    inputs = [describe_input(n, outcome.inputs[n]) for n in names if outcome.inputs.get(n) is not None]
+    report = build_report(result.audit, inputs=inputs)
+    return report if result.disclosure is None else with_disclosure(report, result.audit, result.disclosure)
+
+
+def _records(outcome: Outcome):
+    from audit_core.synthetic.audit import RECORD_COLUMNS
+    from audit_core.synthetic.disclosure import add_to_records
+
+    result = outcome.value
+    records = result.audit.records[list(RECORD_COLUMNS)]
+    return records if result.disclosure is None else add_to_records(records, result.disclosure)
+
+
+def _summary(outcome: Outcome) -> list[str]:
+    audit = outcome.value.audit
+    true, real, copies = audit.attacks["true_distribution"], audit.attacks["realistic"], audit.copy_test
+    return [
+        f"AUC true-distribution {true.auc:.3f}, realistic {real.auc:.3f}; "
+        f"TPR at 1 % FPR {true.tpr_at_fpr['0.01'].tpr:.3f} / {real.tpr_at_fpr['0.01'].tpr:.3f}; "
+        f"verbatim copies {copies.train_copies} of {copies.n_train} training rows, {copies.holdout_copies} of "
+        f"{copies.n_holdout} holdout rows (one-sided Fisher p = {copies.p_value:.2g})"
+    ]
+
+
+def _notes(outcome: Outcome) -> list[str]:
+    return [f"warning: {w}" for w in outcome.value.audit.warnings]
+
+
+def _after(outcome: Outcome) -> list[str]:
+    """Lines printed after the verdict: the disclosure attacks' readings."""
+    if outcome.value.disclosure is None:
+        return []
+    return [f"disclosure {key}: risk {r.risk:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}], baseline rate "
+            f"{r.baseline_rate:.3f}: {r.reading}" for key, r in outcome.value.disclosure.results()]  # fmt: skip
+
+
+def _table_input(role: str, help: str, required: bool = True) -> InputSpec:
+    """A table named by its role (train, holdout, ...) in messages and the report, whatever its file is called."""
+    return InputSpec(role, help, required=required, load=partial(_named_table, role))
+
+
+def _named_table(role: str, source: Any, name: str) -> Any:
+    return read_table_input(source, role)
+
+
+TABULAR = Audit(
+    name="tabular",
+    title="Synthetic-data risk",
+    icon="🧬",
+    question="Can an attacker tell, from the synthetic table, who was in the training data?",
+    needs="train (members), holdout (non-members) and synthetic tables; optional auxiliary data. CSV or Parquet.",
+    method="KDE membership probabilities over nearest-neighbour Gower distances; true-distribution and realistic "
+    "attacks vs the distance-threshold baseline.",
+    inputs=(
+        _table_input("train", "training table = members (CSV or Parquet)"),
+        _table_input("holdout", "holdout table = non-members"),
+        _table_input("synthetic", "the synthetic table to audit"),
+        _table_input("auxiliary", "population data the attacker holds (optional)", required=False),
+    ),
+    settings=TabularSettings,
+    run=_run,
+    rescore=_rescore,
+    verdict=_verdict,
+    report=_report,
+    summary=_summary,
+    notes=_notes,
+    after=_after,
+    records=_records,
+    page="views/synthetic_risk.py",
+    section="Synthetic data",
+    outputs=("json", "html", "pdf", "records"),
+)

@@ -1,0 +1,152 @@
+"""Hostile tables (issue 10): each named case, and a fuzz run of a few hundred generated bad tables.
+
+The bad tables come from ``tests/hostile_inputs.py`` (generated, never committed).
+The fuzz test runs the CLI's ``main()`` in-process for the bulk (fast) and a few
+cases as real ``python -m audit_core`` processes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from audit_core.__main__ import main
+from audit_core.common.errors import InputError
+from audit_core.common.tables import align_tables, infer_column_types, read_table
+from tests.hostile_inputs import bad_tables, good_frame, write_good_tables
+
+ROOT = Path(__file__).resolve().parents[3]
+BAD = list(bad_tables(seed=0, per_family=16))
+
+
+def _argv(paths: dict[str, Path]) -> list[str]:
+    return ["--quiet", "tabular", *(x for name, p in paths.items() for x in (f"--{name}", str(p)))]
+
+
+def test_fuzz_has_a_few_hundred_cases_in_every_family():
+    families = {family for family, _ in BAD}
+    assert len(BAD) >= 300
+    assert len(families) >= 19
+
+
+@pytest.mark.parametrize("role", ["train", "holdout", "synthetic"])
+def test_fuzz_bad_tables_exit_2_with_one_line(role, tmp_path, capsys):
+    paths = write_good_tables(tmp_path)
+    failures = []
+    for i, (family, content) in enumerate(BAD[["train", "holdout", "synthetic"].index(role) :: 3]):
+        bad = tmp_path / f"bad{i}.{'parquet' if content.startswith(b'PAR1') else 'csv'}"
+        bad.write_bytes(content)
+        rc = main(_argv({**paths, role: bad}))
+        err = capsys.readouterr().err.strip()
+        if rc != 2 or len(err.splitlines()) != 1 or not err.startswith("error:") or "Traceback" in err:
+            failures.append((family, rc, err[:200]))
+    assert not failures, failures[:5]
+
+
+def test_fuzz_sample_as_real_processes(tmp_path):
+    paths = write_good_tables(tmp_path)
+    picked = {}
+    for family, content in BAD:
+        if family in ("mixed delimiters", "Parquet binary column", "not UTF-8"):
+            picked.setdefault(family, content)
+    for family, content in picked.items():
+        bad = tmp_path / "bad.bin"
+        bad.write_bytes(content)
+        proc = subprocess.run(
+            [sys.executable, "-m", "audit_core", *_argv({**paths, "train": bad})],
+            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        )
+        assert proc.returncode == 2, (family, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, (family, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def _parquet(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def test_parquet_binary_column_is_decoded_or_refused_in_one_sentence():
+    text = _parquet(pa.table({"a": [1, 2, 3], "b": pa.array([b"x", b"y", None])}))
+    assert read_table(text, name="t")["b"].tolist()[:2] == ["x", "y"]
+    raw = _parquet(pa.table({"a": [1, 2, 3], "b": pa.array([b"\x00\xff", b"\xfe", b"\x80"])}))
+    with pytest.raises(InputError, match="Column 'b' of table 't' holds binary data that is not text"):
+        read_table(raw, name="t")
+    nested = _parquet(pa.table({"a": [1, 2, 3], "b": pa.array([[1], [2], [3]])}))
+    with pytest.raises(InputError, match="not single values"):
+        read_table(nested, name="t")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("x;y\n1;a\n2,b\n3;c\n", "line 3 ('2,b') does not match the header: it uses ',' where the header uses ';'"),
+        ("x,y\n1,a\n2;b\n", "it uses ';' where the header uses ','"),
+        ('x,y\n"1",a\n2|b\n', "it uses '|'"),
+        ("x,y\n1,a\n2\n", "fewer fields than the header"),
+    ],
+)
+def test_mixed_delimiters_are_refused(text, words):
+    with pytest.raises(InputError, match=words.replace("(", r"\(").replace(")", r"\)").replace("|", r"\|")):
+        read_table(text.encode(), name="t")
+
+
+def test_blank_lines_and_trailing_delimiters_still_read():
+    assert read_table(b"x,y\n1,a\n\n2,b\n", name="t").shape == (2, 2)
+    assert read_table(b"x,y,\n1,a,\n2,b,\n", name="t").shape == (2, 2)
+    assert read_table(b"x,y\r\n1,a\r\n", name="t").shape == (1, 2)
+
+
+def _recoded(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(sex=frame["sex"].map({"Female": "F", "Male": "M"}))
+
+
+def test_category_codings_that_barely_overlap_are_named():
+    train, holdout, synthetic = good_frame(80, 0), _recoded(good_frame(80, 1)), good_frame(80, 2)
+    aligned = align_tables(
+        {"train": train, "holdout": holdout, "synthetic": synthetic}, types=infer_column_types(train)
+    )
+    notes = [w for w in aligned.warnings if "coded differently" in w]
+    assert len(notes) == 1
+    assert "Column 'sex'" in notes[0]
+    assert "'holdout'" in notes[0]
+    assert "'F'" in notes[0]
+    assert "'Female'" in notes[0]
+    # The same coding everywhere (and rarer categories missing from a small table) is not flagged.
+    same = align_tables({"train": train, "holdout": good_frame(25, 5)}, types=infer_column_types(train))
+    assert not [w for w in same.warnings if "coded differently" in w]
+
+
+def test_category_mismatch_with_synthetic_on_cli_stderr_and_json(tmp_path, capsys):
+    paths = write_good_tables(tmp_path)
+    _recoded(good_frame(60, 2)).to_csv(paths["synthetic"], index=False)
+    out = tmp_path / "out.json"
+    assert main([*_argv(paths), "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "coded differently" in line]
+    assert len(lines) == 1
+    assert lines[0].startswith("warning: Column 'sex'")
+    assert "'synthetic'" in lines[0]
+    assert any("coded differently" in w for w in json.loads(out.read_text())["warnings"])
+
+
+def test_fuzz_families_are_each_refused_by_the_loader_or_aligner():
+    """Outside the CLI too: every bad table raises InputError (never another exception)."""
+    good = good_frame(60)
+    types = infer_column_types(good)
+    def load(content: bytes) -> None:
+        table = read_table(content, name="t")
+        align_tables({"train": good, "holdout": good, "t": table}, types=types, min_rows={"t": 20})
+
+    for _family, content in BAD[:: len(BAD) // 60]:
+        with pytest.raises(InputError):
+            load(content)

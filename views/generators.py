@@ -1,0 +1,226 @@
+"""Generate & compare: fit several generators on one real table and audit each (METHODS.md §1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from audit_core.common.errors import InputError
+from audit_core.common.limits import GENERATED_ROWS
+from audit_core.common.report import describe_input
+from audit_core.common.tables import infer_column_types, read_table
+from audit_core.synthetic.comparison import DEFAULT_FRACTIONS, GeneratorComparison, compare_generators, rescore_comparison
+from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
+from audit_core.synthetic.generators import GENERATORS
+from audit_core.synthetic.verdict import build_comparison_report, comparison_verdict
+from ui import state
+from ui.common import (
+    fingerprint,
+    keep_result,
+    progress_reporter,
+    remember_result,
+    report_downloads,
+    result_cache,
+    seed_input,
+    show_input_error,
+    stored_result,
+    take_autorun,
+)
+
+PAGE = "Generate & compare"
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
+SAMPLES = {"Adult (bundled sample)": "adult.csv", "German credit (bundled sample)": "german_credit.csv"}
+SAMPLES = {k: v for k, v in SAMPLES.items() if (SAMPLE_DIR / v).is_file()}
+UPLOAD = "Upload my own table"
+DEFAULT_NAMES = ["bootstrap", "population", "gaussian_copula", "bayesian_network"]
+RULES = ["silverman", "scott", "cv"]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _read_sample(file: str) -> pd.DataFrame:
+    return read_table(SAMPLE_DIR / file, name=file)
+
+
+@st.cache_data(show_spinner=False, max_entries=2, max_size="1GB", scope="session")
+def _read_upload(data: bytes, name: str) -> pd.DataFrame:
+    # The session's upload, dropped when the session ends (issue 10, memory).
+    return read_table(data, name=name)
+
+
+def _load(source: str) -> pd.DataFrame | None:
+    if source in SAMPLES:
+        return _read_sample(SAMPLES[source])
+    upload = st.file_uploader("Real table (CSV or Parquet)", type=["csv", "parquet"], key="generators.upload")
+    if upload is None:
+        st.info("Upload the real table: it is split into train / holdout / auxiliary / reserve here.")
+        return None
+    return _read_upload(upload.getvalue(), upload.name)
+
+
+def _param_widgets(name: str) -> dict:
+    values = {}
+    for p in GENERATORS[name].params:
+        key = f"generators.param.{name}.{p.name}"
+        if p.kind == "choice":
+            values[p.name] = st.selectbox(p.label, p.choices, index=p.choices.index(p.default), key=key, help=p.help)
+        elif p.kind == "int":
+            values[p.name] = int(st.number_input(
+                p.label, min_value=int(p.low), max_value=int(p.high), value=int(p.default), step=1, key=key, help=p.help
+            ))
+        else:
+            values[p.name] = float(st.number_input(
+                p.label, min_value=float(p.low), max_value=float(p.high), value=float(p.default), key=key, help=p.help
+            ))
+    return values
+
+
+def _run(real: pd.DataFrame, settings: dict) -> GeneratorComparison | None:
+    cache = result_cache(state.Generators.CACHE)  # fits, samples and audits, in the one bounded store
+    bars = {}
+    st.caption("Progress per generator (epochs where the generator has them):")
+    for name in settings["names"]:
+        bars[name] = st.progress(0.0, text=f"{GENERATORS[name].label}: waiting")
+
+    def own(name: str):
+        def update(fraction: float, message: str) -> None:
+            bars[name].progress(min(max(fraction, 0.0), 1.0), text=message)
+
+        return update
+
+    with progress_reporter("Comparison") as progress:
+        comparison = compare_generators(
+            real, names=settings["names"], params=settings["params"], types=settings["types"],
+            fractions=settings["fractions"], rows=settings["rows"], seed=settings["seed"],
+            progress=progress, cache=cache, per_generator_progress=own,
+        )
+    for bar in bars.values():
+        bar.empty()
+    return comparison
+
+
+def _show(comparison: GeneratorComparison, real: pd.DataFrame) -> None:
+    c1, c2 = st.columns(2)
+    bandwidth = c1.selectbox(
+        "KDE bandwidth", RULES, key=state.Generators.BANDWIDTH,
+        help="Re-scores every audit from the stored distances; nothing is refitted.",
+    )
+    prior = c2.slider(
+        "Prior P(member)", 0.05, 0.95, 0.5, 0.05, key=state.Generators.PRIOR,
+        help="Re-scores every audit from the stored distances; nothing is refitted.",
+    )
+    if bandwidth != "silverman" or prior != 0.5:  # the audits ran at these defaults
+        comparison = rescore_comparison(comparison, bandwidth=bandwidth, prior=prior)
+    st.subheader("Generators side by side")
+    st.info(comparison_verdict(comparison))
+    st.dataframe(comparison_table(comparison), hide_index=True, width="stretch", key="generators.table")
+    st.caption(
+        "AUC and TPR of the true-distribution attack (an upper bound) with 95 % intervals (threshold and members); "
+        "F1 at P = 0.5 for the KDE attacks and of Method 1 (distance below the non-members' median). Utility: "
+        "SDMetrics quality report (column shapes + column pair trends) of the synthetic vs the training table."
+    )
+    for run in comparison.runs:
+        if run.error:
+            st.error(f"{run.label}: {run.error}")
+    attack = st.radio(
+        "Attack", ["true_distribution", "realistic"], horizontal=True, key="generators.attack",
+        format_func=lambda a: {"true_distribution": "true-distribution KDE", "realistic": "realistic KDE"}[a],
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(comparison_roc_figure(comparison, attack=attack), key="generators.roc")
+    right.plotly_chart(privacy_utility_figure(comparison, attack=attack), key="generators.tradeoff")
+    ok = [r for r in comparison.runs if r.ok]
+    if ok:
+        st.subheader("Download a synthetic table")
+        pick = st.selectbox("Generator", [r.name for r in ok], format_func=lambda n: GENERATORS[n].label,
+                            key="generators.download_pick")
+        st.download_button(
+            "⬇ Synthetic table (CSV)", data=comparison[pick].synthetic.to_csv(index=False),
+            file_name=f"synthetic_{pick}.csv", mime="text/csv", key="generators.download_csv",
+        )
+    st.subheader("Report")
+    report = build_comparison_report(comparison, inputs=[describe_input("real table", real)])
+    report_downloads(report, key="generators.report")
+
+
+def main() -> None:
+    st.title("⚙️ Generate & compare")
+    st.caption(
+        "Fit several synthetic-data generators on the same real data and audit each with the METHODS.md §1 attacks. "
+        "Two reference points make the scale readable: **bootstrap** (resampled training rows: maximal leakage) "
+        "and **population** (unseen real rows: chance)."
+    )
+    options = [*SAMPLES, UPLOAD]
+    source = st.radio("Real table", options, horizontal=True, key=state.Generators.SOURCE)
+    try:
+        real = _load(source)
+    except InputError as exc:
+        show_input_error(exc)
+        return
+    if real is None:
+        return
+    autorun = take_autorun(state.Generators.AUTORUN)
+    with st.form("generators.form"):
+        c1, c2, c3 = st.columns(3)
+        max_rows = len(real)
+        use_rows = c1.number_input(
+            "Real rows to use", min_value=min(100, max_rows), max_value=max_rows, value=min(4000, max_rows),
+            step=100, key="generators.use_rows", help="A random subset of the real table (fits scale with it).",
+        )
+        seed = seed_input(c2, key="generators.seed")
+        synth_rows = int(c3.number_input(
+            "Synthetic rows per generator (0 = as many as train)", min_value=0, max_value=int(GENERATED_ROWS.high), value=0,
+            step=100,
+            key="generators.synth_rows",
+        ))
+        f1, f2, f3, f4 = st.columns(4)
+        train_f = f1.slider("Train", 0.1, 0.9, DEFAULT_FRACTIONS["train"], 0.05, key="generators.f_train")
+        hold_f = f2.slider("Holdout", 0.05, 0.9, DEFAULT_FRACTIONS["holdout"], 0.05, key="generators.f_holdout")
+        aux_f = f3.slider("Auxiliary", 0.0, 0.9, DEFAULT_FRACTIONS["auxiliary"], 0.05, key="generators.f_aux")
+        f4.metric("Reserve (population reference)", f"{max(0.0, 1 - train_f - hold_f - aux_f):.2f}")
+        names = st.multiselect(
+            "Generators", list(GENERATORS), default=DEFAULT_NAMES, format_func=lambda n: GENERATORS[n].label,
+            key="generators.names",
+        )
+        params = {}
+        with st.expander("Generator settings"):
+            cols = st.columns(3)
+            for i, name in enumerate(n for n in GENERATORS if GENERATORS[n].params):
+                with cols[i % 3]:
+                    st.markdown(f"**{GENERATORS[name].label}**")
+                    params[name] = _param_widgets(name)
+        ignore = st.multiselect("Columns to leave out", list(real.columns), key="generators.ignore")
+        submitted = st.form_submit_button("Fit & compare", type="primary")
+    if submitted or autorun:
+        try:
+            subset = real.sample(int(use_rows), random_state=seed).reset_index(drop=True) if use_rows < len(real) else real
+            types = infer_column_types(subset, ignore=ignore)
+            settings = {
+                "names": names, "params": params, "types": types, "seed": seed,
+                "fractions": {"train": train_f, "holdout": hold_f, "auxiliary": aux_f},
+                "rows": synth_rows or None,
+            }
+            comparison = _run(subset, settings)
+        except InputError as exc:
+            show_input_error(exc)
+            return
+        key = fingerprint("generators", subset, settings)
+        keep_result(key, (comparison, subset))  # the session keeps the key; the bounded store the result
+        st.session_state[state.Generators.RESULT] = key
+        done = [r for r in comparison.runs if r.ok]
+        if done:
+            best = min(done, key=lambda r: r.audit.attacks["true_distribution"].auc)
+            remember_result(PAGE, f"{len(done)} generators compared; least leaky: {best.label}", {
+                r.name: f"AUC {r.audit.attacks['true_distribution'].auc:.3f}" for r in done
+            })
+    key = st.session_state.get(state.Generators.RESULT)
+    if key is not None:
+        stored = stored_result(key)
+        if stored is None:
+            st.info("This result was dropped from the server's memory to make room for other audits: run it again.")
+            return
+        _show(*stored)
+
+
+main()

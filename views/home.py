@@ -1,0 +1,74 @@
+"""Home: what each audit answers, what it needs, a one-click sample run, and this session's results."""
+
+import streamlit as st
+
+from audit_core.registry import REGISTRY
+from ui import state
+from ui.common import request_autorun
+
+st.title("🛡️ Membership-risk audit")
+st.markdown(
+    "Before you release a **synthetic table** or a **trained model**, check whether the people in its training "
+    "data are exposed. Each audit below answers one question, shows *per-record* risk and TPR at low "
+    "false-positive rates (where averages hide the exposed few), and exports a signed-off report."
+)
+
+
+def _cards() -> list[dict]:
+    """One card per registered audit (audit_core.registry), with the generator comparison after the tabular audit."""
+    cards = [
+        {"page": a.page, "title": f"{a.icon} {a.title}", "question": a.question, "needs": a.needs, "method": a.method,
+         "autorun": state.AUTORUN[a.name]}
+        for a in REGISTRY.values() if a.page
+    ]  # fmt: skip
+    cards.insert(1, COMPARE_CARD)
+    return cards
+
+
+COMPARE_CARD = {
+    "page": "views/generators.py",
+    "title": "⚙️ Generate & compare",
+    "question": "Which generator leaks least for the utility it keeps?",
+    "needs": "one real table (it is split into train / holdout / auxiliary for you).",
+    "method": "SDV GaussianCopula, CTGAN, TVAE, CopulaGAN, a Bayesian network, plus leaky and perfect reference "
+    "points, each audited with the same attacks.",
+    "autorun": state.Generators.AUTORUN,
+}
+AUDITS = _cards()
+
+for i, audit in enumerate(AUDITS):
+    if i % 2 == 0:
+        cols = st.columns(2)  # one row per pair, so the page reads (and tabs) in list order
+    with cols[i % 2].container(border=True):
+        st.subheader(audit["title"])
+        st.markdown(f"**Question.** {audit['question']}")
+        st.markdown(f"**Needs.** {audit['needs']}")
+        st.caption(audit["method"])
+        left, right = st.columns(2)
+        if left.button("▶ Run on the sample", key=f"home.run.{i}", type="primary", use_container_width=True):
+            request_autorun(audit["autorun"])
+            st.switch_page(audit["page"])
+        right.page_link(audit["page"], label="Open the page", icon="➡️")
+
+st.divider()
+st.subheader("This session's results")
+results = st.session_state.get(state.Home.LAST_RESULTS, {})
+if not results:
+    st.info("No audit has run in this session yet. Start one above; results stay here while you move between pages.")
+for page, result in results.items():
+    with st.container(border=True):
+        st.markdown(f"**{page}** · {result['time']}  \n{result['headline']}")
+        if result["metrics"]:
+            metric_cols = st.columns(len(result["metrics"]))
+            for col, (label, value) in zip(metric_cols, result["metrics"].items(), strict=True):
+                col.metric(label, value)
+
+with st.expander("How to read the numbers"):
+    st.markdown(
+        "- **Scores** are oriented *higher = more member-like*; **P(member)** is a probability.\n"
+        "- **AUC** 0.5 is chance. A harmless-looking AUC or accuracy can hide a few records that are exposed almost "
+        "surely; **TPR at 0.1 % / 1 % FPR** and the **log-ROC** show them.\n"
+        "- Each TPR comes with a 95 % interval and the number of non-members behind it; with fewer than 10/alpha "
+        "non-members the false-positive rate itself cannot be measured (marked ⚠).\n"
+        "- Colours are the same everywhere: members vermillion, non-members blue, fabricated purple, synthetic green."
+    )

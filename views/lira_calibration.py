@@ -1,0 +1,248 @@
+"""Calibrated vs naive LiRA: is 'TPR at 1 % FPR' a number one can trust? (METHODS.md §2)"""
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from audit_core.common.errors import InputError
+from audit_core.common.limits import MODELS
+from audit_core.common.tables import read_table
+from audit_core.contract import Inputs, Outcome
+from audit_core.lira.audit import MIN_MODELS, check_lira_settings, evaluate_pool, train_pool
+from audit_core.lira.figures import (
+    LABELS,
+    fpc_figure,
+    models_sweep_figure,
+    per_sample_fpr_figure,
+    records_table,
+    roc_figure,
+    tpr_table,
+    vulnerable_table,
+)
+from audit_core.lira.spec import LIRA, LiraSettings, fpc_sims
+from audit_core.lira.verdict import verdict
+from ui import state
+from ui.common import (
+    HELP,
+    cached_run,
+    fingerprint,
+    metric_card,
+    remember_result,
+    report_downloads,
+    reproduce,
+    seed_input,
+    show_input_error,
+    stored_result,
+    take_autorun,
+)
+
+PAGE = "Calibrated LiRA"
+SAMPLES = {
+    "German Credit (1,000 rows)": (Path("sample_data/german_credit.csv"), "credit"),
+    "Adult (32,561 rows)": (Path("sample_data/adult.csv"), "income_per_year"),
+}
+ALPHAS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1]
+
+
+@st.cache_data(show_spinner=False)
+def _load_sample(path: str) -> pd.DataFrame:
+    return read_table(path, name=Path(path).name)
+
+
+@st.cache_data(show_spinner=False, max_entries=2, max_size="1GB", scope="session")  # dropped when the session ends
+def _load_upload(raw: bytes, name: str) -> pd.DataFrame:
+    return read_table(raw, name=name)
+
+
+def _evaluate(pool, fpr: float, seed: int, *, progress=None):
+    """Cheap part: every aggregation at alpha, as the CLI computes it (the trained pool is not retrained)."""
+    return evaluate_pool(pool, fpr=fpr, seed=seed, progress=progress)
+
+
+def _fpc(n_models: int, seed: int, *, progress=None):
+    return fpc_sims(n_models, seed)
+
+
+st.title("📏 Calibrated LiRA: can the low-FPR number be trusted?")
+st.markdown(
+    'You are told *"the model\'s TPR at 1 % FPR is 8 %"*. This page trains **M models at once** on random halves of '
+    "your table, runs the likelihood-ratio attack (LiRA) on every record, and shows how that number depends on "
+    "**how the scores were aggregated**, whether the 1 % **holds for each record**, and **how many models** it takes."
+)
+
+# ----------------------------------------------------------------------------- inputs
+autorun = take_autorun(state.Lira.AUTORUN)
+alpha = st.select_slider(
+    "Target FPR alpha",
+    ALPHAS,
+    value=0.05,
+    key=state.Lira.FPR,
+    help="Moving it re-scores the trained models; it never retrains them.",
+)
+source = st.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, horizontal=True)
+data = name = default_target = None
+try:
+    if source == "Upload a table":
+        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key="lira.upload")
+        if upload is not None:
+            data, name = _load_upload(upload.getvalue(), upload.name), upload.name
+    else:
+        path, default_target = SAMPLES[source]
+        data, name = _load_sample(str(path)), path.name
+except InputError as exc:
+    show_input_error(exc)
+
+submitted = False
+if data is not None:
+    with st.form("lira.form"):
+        left, right = st.columns(2)
+        columns = list(data.columns)
+        target = left.selectbox(
+            "Target column",
+            columns,
+            index=columns.index(default_target) if default_target in columns else len(columns) - 1,
+            help="The class the models predict; every other column is a feature (one-hot / scaled once).",
+        )
+        model = left.selectbox(
+            "Model type", ["logistic", "mlp"], help="Logistic regression or a one-hidden-layer MLP (32 units)."
+        )
+        n_models = right.number_input(
+            "Number of models M",
+            min_value=int(MODELS.low),
+            max_value=int(MODELS.high),
+            value=32,
+            step=2,
+            help=f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models and out of the others.",
+        )
+        seed = seed_input(right)
+        submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
+    st.caption(f"{name}: {len(data):,} rows × {data.shape[1]} columns")
+
+if autorun:
+    path, target = next(iter(SAMPLES.values()))
+    data, name, model, n_models, seed = _load_sample(str(path)), path.name, "logistic", 32, 0
+    submitted = True
+
+if submitted:
+    try:
+        check_lira_settings(len(data), n_models=int(n_models), fpr=float(alpha))  # refuse bad M / alpha before training
+        token = fingerprint("lira", data, target, model, int(n_models), int(seed))
+        cached_run(f"Training {int(n_models)} {model} models as one batch", token, train_pool, data, target=target,
+                   model=model, n_models=int(n_models), fpr=float(alpha), seed=int(seed))  # fmt: skip
+        # The session keeps the key, not the pool: the one bounded store holds it (ui.common.ResultStore).
+        st.session_state[state.Lira.RESULT] = {
+            "data": data,
+            "name": name,
+            "path": str(path) if source in SAMPLES or autorun else name,
+            "token": token,
+            "seed": int(seed),
+        }
+    except InputError as exc:
+        show_input_error(exc)
+
+saved = st.session_state.get(state.Lira.RESULT)
+if saved is None:
+    st.info("Pick a table and press **Train** (German Credit with 32 logistic models takes a few seconds).")
+    st.stop()
+
+pool = stored_result(saved["token"])
+if pool is None:
+    st.info("These models were dropped from the server's memory to make room for other audits: train them again.")
+    st.stop()
+fpr = float(alpha)
+try:
+    result = cached_run("Re-scoring the trained models", fingerprint(saved["token"], "evaluate", fpr, saved["seed"]),
+                        _evaluate, pool, fpr, saved["seed"])  # fmt: skip
+except InputError as exc:
+    show_input_error(exc)
+    st.stop()
+ev, sw = result.evaluation, result.sweep
+
+# ----------------------------------------------------------------------------- results
+st.caption(
+    f"{saved['name']}: {pool.n_samples} records, {pool.n_features} features, target '{pool.target}'. "
+    f"{pool.n_models} {pool.model} models trained in {pool.seconds:.1f} s; accuracy {pool.train_accuracy.mean():.3f} on "
+    f"their own half, {pool.test_accuracy.mean():.3f} on the other half. Change alpha above to re-score without retraining."
+)
+for message in ev.warnings:
+    st.warning(message)
+
+st.markdown(f"**TPR at FPR {fpr:g}**, by how the scores were aggregated")
+cols = st.columns(4)
+short = {"naive": "naive", "post_processed": "PP, N(0,1)", "post_processed_t": "PP, Student-t", "per_sample_mean": "per-sample"}
+for col, (key, label) in zip(cols, short.items(), strict=True):
+    lo, hi = ev.tpr_ci.get(key, (float("nan"), float("nan")))
+    with col:
+        metric_card(
+            label,
+            f"{100 * ev.tpr[key]:.1f} %",
+            help=f"{LABELS[key]}. " + HELP["tpr_at_fpr"],
+        )
+        st.caption(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)")
+        if key == "per_sample_mean":
+            st.caption(
+                f"Each record tested against its own out-scores, never fitted on the score counted; "
+                f"FPR it holds: {ev.pooled_fpr[key]:.3f}."
+            )
+
+st.subheader("What to report")
+st.success(verdict(result))
+
+tab_roc, tab_fpr, tab_m, tab_fpc, tab_rec = st.tabs(
+    ["Log-ROC", "Per-record FPR", "How many models?", "Finite-population correction", "Most exposed records"]
+)
+with tab_roc:
+    st.plotly_chart(roc_figure(ev), width="stretch")
+    st.caption(
+        "Naive pools raw scores of all records and models under one threshold; post-processed (PP) first standardises "
+        "each score by its own record's out-distribution (leave-one-model-out), so one threshold means the same FPR for "
+        "every record; the per-sample average thresholds each record separately (direction and Student-t threshold from "
+        "disjoint halves of its out-scores, so its FPR is alpha for every record; with few models it reads low)."
+    )
+    st.dataframe(tpr_table(ev), hide_index=True, width="stretch")
+with tab_fpr:
+    st.plotly_chart(per_sample_fpr_figure(ev), width="stretch")
+    s_naive, s_pp = ev.fpr_summary("naive"), ev.fpr_summary("post_processed_t")
+    st.markdown(
+        f"Under the naive threshold the per-record FPR averages {s_naive['mean']:.3f} but spreads {s_naive['std']:.3f}; "
+        f"10 % of records are flagged more than {s_naive['p90']:.3f} of the time when they were *not* in the model. "
+        f"Calibrated (Student-t): spread {s_pp['std']:.3f}. Part of the PP spread is counting noise of "
+        f"{pool.n_models // 2} out-scores per record."
+    )
+with tab_m:
+    st.plotly_chart(models_sweep_figure(sw), width="stretch")
+    st.caption(
+        f"What-if: the same rules recomputed on random subsets of the {pool.n_models} trained models (whole complementary "
+        f"pairs, so every record stays in half of them). The dashed line is M = 10/alpha = {ev.required_models}."
+    )
+with tab_fpc:
+    sims = cached_run("Simulating the finite-population correction", fingerprint("fpc", pool.n_models, saved["seed"]),
+                      _fpc, pool.n_models, saved["seed"])  # fmt: skip
+    st.plotly_chart(fpc_figure(sims), width="stretch")
+    st.markdown(
+        "Efficient LiRA reuses one finite pool of shadow models trained on subsets of the same N+ records. Their spread "
+        "understates the spread over fresh draws from the population by FPC = 1 - N/N+ on the variance (0.5 for "
+        "half-splits), so a target's score looks more extreme than it is: **vulnerability is overstated**. Dividing the "
+        f"shadow variance by FPC corrects it. On this table, the FPC-corrected rule gives TPR "
+        f"{100 * ev.tpr['post_processed_fpc']:.1f} % at pooled FPR {ev.pooled_fpr['post_processed_fpc']:.3f}: within the "
+        "pool, where targets come from the same records as the shadows, it is conservative."
+    )
+with tab_rec:
+    st.dataframe(vulnerable_table(ev, saved["data"]), hide_index=True, width="stretch")
+    st.caption("Records with the highest TPR at their own alpha-threshold; separation = (mu_in - mu_out) / sd_out.")
+
+settings = LiraSettings(target=pool.target, model=pool.model, models=pool.n_models, fpr=fpr)
+outcome = Outcome(LIRA, result, Inputs({"data": saved["data"]}, {"data": saved["path"]}), settings, seed=saved["seed"],
+                  extras={"fpc_sims": sims})  # fmt: skip
+reproduce(outcome, key="lira.downloads")
+report_downloads(outcome.report(), records=records_table(ev), key="lira.downloads")
+remember_result(
+    PAGE,
+    f"{pool.n_models} {pool.model} models on {saved['name']}: TPR at FPR {fpr:g}",
+    {
+        "naive": f"{100 * ev.tpr['naive']:.1f} %",
+        "PP (t)": f"{100 * ev.tpr['post_processed_t']:.1f} %",
+        "per-sample": f"{100 * ev.tpr['per_sample_mean']:.1f} %",
+    },
+)

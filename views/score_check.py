@@ -1,0 +1,166 @@
+"""Score check: TPR at low FPR and an epsilon lower bound for membership scores from any tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from audit_core.common.errors import InputError
+from audit_core.common.limits import DELTA
+from audit_core.common.privacy_bound import ASSUMPTION
+from audit_core.common.tables import read_table
+from audit_core.contract import Inputs, Outcome
+from audit_core.scores.audit import ScoreCheck, score_check
+from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
+from audit_core.scores.spec import SCORES, ScoreSettings
+from audit_core.scores.verdict import verdict
+from ui import state
+from ui.common import (
+    HELP,
+    metric_card,
+    remember_result,
+    report_downloads,
+    reproduce,
+    seed_input,
+    show_input_error,
+    take_autorun,
+    tpr_card,
+)
+
+PAGE = "Score check"
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data" / "scores.csv"
+SAMPLE_LABEL = "Sample: two simulated attacks on 5,000 records (sample_data/scores.csv)"
+UPLOAD = "Upload my scores"
+FPRS = [0.0001, 0.001, 0.01, 0.05, 0.1]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _read(data: bytes, name: str) -> pd.DataFrame:
+    return read_table(data, name=name)
+
+
+@st.cache_data(show_spinner="Evaluating the scores...", max_entries=8)
+def _check(table: pd.DataFrame, fprs: tuple[float, ...], delta: float, seed: int, name: str) -> ScoreCheck:
+    return score_check(table, fprs=fprs, delta=delta, seed=seed, name=name)
+
+
+st.title("🎯 Score check")
+st.markdown(
+    "Already have membership scores from another tool (ML Privacy Meter, your own attack)? Upload one row per "
+    "record with **`score`** (higher = more member-like) and **`is_member`** (0 or 1), optionally **`attack`** "
+    "(several attacks in one file, compared on one plot) and **`record_id`**. You get the TPR at low FPR with honest "
+    "intervals and the **empirical epsilon lower bound** these scores prove."
+)
+
+autorun = take_autorun(state.ScoreCheck.AUTORUN)
+if autorun:
+    st.session_state[state.ScoreCheck.SOURCE] = SAMPLE_LABEL
+source = st.radio("Scores", [SAMPLE_LABEL, UPLOAD], key=state.ScoreCheck.SOURCE, horizontal=True)
+
+table = name = None
+try:
+    if source == UPLOAD:
+        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key=state.ScoreCheck.UPLOAD)
+        if upload is not None:
+            table, name = _read(upload.getvalue(), upload.name), upload.name
+        else:
+            st.info("Upload a CSV or Parquet file with the columns score and is_member (optional: attack, record_id).")
+    else:
+        table, name = _read(SAMPLE.read_bytes(), SAMPLE.name), SAMPLE.name
+except InputError as exc:
+    show_input_error(exc)
+
+submitted = False
+if table is not None:
+    with st.form("score_check.form"):
+        left, mid, right = st.columns(3)
+        fprs = left.multiselect("Target FPRs", FPRS, default=[0.001, 0.01, 0.1], help=HELP["tpr_at_fpr"])
+        delta = mid.number_input(
+            "delta",
+            min_value=float(DELTA.low),
+            max_value=float(DELTA.high),
+            value=1e-5,
+            step=1e-6,
+            format="%.0e",
+            help="The delta of the (epsilon, delta) statement; 1e-5 is usual for tables of up to ~100,000 records.",
+        )
+        seed = seed_input(right)
+        submitted = st.form_submit_button("▶ Check the scores", type="primary")
+    st.caption(f"{name}: {len(table):,} rows × {table.shape[1]} columns")
+
+if autorun and table is not None:
+    fprs, delta, seed, submitted = [0.001, 0.01, 0.1], 1e-5, 0, True
+
+if submitted:
+    try:
+        check = _check(table, tuple(sorted(float(f) for f in fprs)), float(delta), int(seed), name)
+        path = str(SAMPLE.relative_to(ROOT)) if source == SAMPLE_LABEL else name
+        st.session_state[state.ScoreCheck.RESULT] = {"check": check, "table": table, "path": path, "source": name}
+    except InputError as exc:
+        show_input_error(exc)
+        st.session_state.pop(state.ScoreCheck.RESULT, None)
+
+saved = st.session_state.get(state.ScoreCheck.RESULT)
+if saved is None:
+    st.stop()
+
+check: ScoreCheck = saved["check"]
+st.divider()
+st.subheader(f"Result: {saved['source']}")
+st.info(verdict(check))
+st.caption("Assumption: " + ASSUMPTION)
+
+for attack in check.attacks.values():
+    with st.container(border=True):
+        st.markdown(f"**{attack.name}** · {attack.curve.n_pos:,} members, {attack.curve.n_neg:,} non-members")
+        cols = st.columns(2 + len(attack.tpr_at_fpr))
+        with cols[0]:
+            metric_card("AUC", f"{attack.auc:.3f}", help=HELP["auc"])
+        with cols[1]:
+            e = attack.epsilon
+            metric_card(
+                "epsilon ≥",
+                f"{e.epsilon:.2f}",
+                help=f"With {100 * e.confidence:g} % confidence, not (epsilon, {e.delta:g})-DP for any smaller epsilon. "
+                + ASSUMPTION,
+            )
+            st.caption(f"delta {e.delta:g} · {e.n_pos:,} + {e.n_neg:,} held-out records")
+        for col, t in zip(cols[2:], attack.tpr_at_fpr.values(), strict=True):
+            with col:
+                tpr_card(f"TPR at {100 * t.target_fpr:g} % FPR", t)
+
+unsupported = sorted({t.target_fpr for a in check.attacks.values() for t in a.tpr_at_fpr.values() if not t.supported})
+if unsupported:
+    st.warning(
+        "The TPR at " + " and ".join(f"{100 * f:g} % FPR" for f in unsupported) + " is not measurable with this many "
+        "non-members (it needs at least 10/alpha); those numbers are marked ⚠."
+    )
+
+st.plotly_chart(roc_figure(check), width="stretch")
+st.markdown("**Epsilon lower bound per attack**")
+st.dataframe(epsilon_table(check), hide_index=True, width="stretch")
+with st.expander("TPR at each target FPR (table)"):
+    st.dataframe(tpr_table(check), hide_index=True, width="stretch")
+
+st.subheader("Per-record table")
+st.caption(
+    "rank 1 = the most member-like record of its attack; fpr_if_flagged = the share of non-members scoring at least as "
+    "high (the FPR at which this record would be flagged); flagged_at_<alpha> = flagged at the threshold of that FPR."
+)
+st.dataframe(check.records.head(1000), hide_index=True, width="stretch")
+
+st.subheader("Downloads")
+outcome = Outcome(SCORES, check, Inputs({"scores": saved["table"]}, {"scores": saved["path"]}),
+                  ScoreSettings(fpr=tuple(check.fprs), delta=check.delta), seed=check.seed)  # fmt: skip
+reproduce(outcome, key="score_check.downloads")
+report_downloads(outcome.report(), records=check.records, key="score_check.downloads")
+
+best = max(check.attacks.values(), key=lambda a: a.epsilon.epsilon)
+remember_result(
+    PAGE,
+    f"{saved['source']}: {len(check.attacks)} attack(s); strongest epsilon lower bound from '{best.name}'.",
+    {"epsilon ≥": f"{best.epsilon.epsilon:.2f}", "AUC": f"{best.auc:.3f}"},
+)
