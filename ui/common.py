@@ -23,6 +23,7 @@ from audit_core.common.limits import SEED
 from audit_core.common.report import Report, pdf_available, to_json_text
 from audit_core.common.roc import TprAtFpr
 from audit_core.common.runtime import ProgressFn
+from audit_core.common.tables import read_table
 from audit_core.contract import Outcome
 from ui import state
 
@@ -294,6 +295,7 @@ def fingerprint(*parts: Any) -> str:
 
     def feed(x: Any) -> None:
         if isinstance(x, pd.DataFrame):
+            h.update(str(x.attrs.get(UPLOADED_BY, "")).encode())  # an upload's results are its session's alone
             h.update(pd.util.hash_pandas_object(x, index=False).to_numpy().tobytes())
             h.update("|".join(map(str, x.columns)).encode() + str(x.dtypes.tolist()).encode())
         elif isinstance(x, np.ndarray):
@@ -314,6 +316,29 @@ def fingerprint(*parts: Any) -> str:
     for part in parts:
         feed(part)
     return h.hexdigest()
+
+
+UPLOADED_BY = "uploaded_by_session"
+"""``DataFrame.attrs`` key of an uploaded table: the session that uploaded it. :func:`fingerprint` mixes it into
+every key computed from the table, so one session never receives a result made from another session's upload."""
+
+
+def load_table(source: bytes | str | Path, name: str, *, upload: bool) -> pd.DataFrame:
+    """Read and validate a table once (the one result store); an upload is kept for its own session only.
+
+    ``source`` is an upload's bytes or a bundled sample's path; ``name`` names it in messages.
+    """
+    raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+    session = _session_id() if upload else None
+    key = fingerprint("table", hashlib.sha256(raw).hexdigest(), name, session or "")
+
+    def read(progress: ProgressFn) -> pd.DataFrame:
+        table = read_table(raw if upload else source, name=name)
+        if upload:
+            table.attrs[UPLOADED_BY] = session or ""
+        return table
+
+    return cached_run(f"Reading {name}", key, read)
 
 
 def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:

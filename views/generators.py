@@ -10,7 +10,7 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.common.limits import GENERATED_ROWS
 from audit_core.common.report import describe_input
-from audit_core.common.tables import infer_column_types, read_table
+from audit_core.common.tables import infer_column_types
 from audit_core.synthetic.comparison import DEFAULT_FRACTIONS, GeneratorComparison, compare_generators, rescore_comparison
 from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
 from audit_core.synthetic.generators import GENERATORS
@@ -19,6 +19,7 @@ from ui import state
 from ui.common import (
     fingerprint,
     keep_result,
+    load_table,
     progress_reporter,
     remember_result,
     report_downloads,
@@ -38,25 +39,14 @@ DEFAULT_NAMES = ["bootstrap", "population", "gaussian_copula", "bayesian_network
 RULES = ["silverman", "scott", "cv"]
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _read_sample(file: str) -> pd.DataFrame:
-    return read_table(SAMPLE_DIR / file, name=file)
-
-
-@st.cache_data(show_spinner=False, max_entries=2, max_size="1GB", scope="session")
-def _read_upload(data: bytes, name: str) -> pd.DataFrame:
-    # The session's upload, dropped when the session ends (issue 10, memory).
-    return read_table(data, name=name)
-
-
 def _load(source: str) -> pd.DataFrame | None:
     if source in SAMPLES:
-        return _read_sample(SAMPLES[source])
+        return load_table(SAMPLE_DIR / SAMPLES[source], SAMPLES[source], upload=False)
     upload = st.file_uploader("Real table (CSV or Parquet)", type=["csv", "parquet"], key="generators.upload")
     if upload is None:
         st.info("Upload the real table: it is split into train / holdout / auxiliary / reserve here.")
         return None
-    return _read_upload(upload.getvalue(), upload.name)
+    return load_table(upload.getvalue(), upload.name, upload=True)
 
 
 def _param_widgets(name: str) -> dict:

@@ -2,12 +2,10 @@
 
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import MODELS
-from audit_core.common.tables import read_table
 from audit_core.contract import Inputs, Outcome
 from audit_core.lira.audit import MIN_MODELS, check_lira_settings, evaluate_pool, train_pool
 from audit_core.lira.figures import (
@@ -27,6 +25,7 @@ from ui.common import (
     HELP,
     cached_run,
     fingerprint,
+    load_table,
     metric_card,
     remember_result,
     report_downloads,
@@ -43,16 +42,6 @@ SAMPLES = {
     "Adult (32,561 rows)": (Path("sample_data/adult.csv"), "income_per_year"),
 }
 ALPHAS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1]
-
-
-@st.cache_data(show_spinner=False)
-def _load_sample(path: str) -> pd.DataFrame:
-    return read_table(path, name=Path(path).name)
-
-
-@st.cache_data(show_spinner=False, max_entries=2, max_size="1GB", scope="session")  # dropped when the session ends
-def _load_upload(raw: bytes, name: str) -> pd.DataFrame:
-    return read_table(raw, name=name)
 
 
 def _evaluate(pool, fpr: float, seed: int, *, progress=None):
@@ -86,10 +75,10 @@ try:
     if source == "Upload a table":
         upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key="lira.upload")
         if upload is not None:
-            data, name = _load_upload(upload.getvalue(), upload.name), upload.name
+            data, name = load_table(upload.getvalue(), upload.name, upload=True), upload.name
     else:
         path, default_target = SAMPLES[source]
-        data, name = _load_sample(str(path)), path.name
+        data, name = load_table(path, path.name, upload=False), path.name
 except InputError as exc:
     show_input_error(exc)
 
@@ -121,7 +110,7 @@ if data is not None:
 
 if autorun:
     path, target = next(iter(SAMPLES.values()))
-    data, name, model, n_models, seed = _load_sample(str(path)), path.name, "logistic", 32, 0
+    data, name, model, n_models, seed = load_table(path, path.name, upload=False), path.name, "logistic", 32, 0
     submitted = True
 
 if submitted:

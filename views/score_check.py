@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import DELTA
 from audit_core.common.privacy_bound import ASSUMPTION
-from audit_core.common.tables import read_table
 from audit_core.contract import Inputs, Outcome
 from audit_core.scores.audit import ScoreCheck, score_check
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
@@ -19,6 +17,9 @@ from audit_core.scores.verdict import verdict
 from ui import state
 from ui.common import (
     HELP,
+    cached_run,
+    fingerprint,
+    load_table,
     metric_card,
     remember_result,
     report_downloads,
@@ -35,16 +36,6 @@ SAMPLE = ROOT / "sample_data" / "scores.csv"
 SAMPLE_LABEL = "Sample: two simulated attacks on 5,000 records (sample_data/scores.csv)"
 UPLOAD = "Upload my scores"
 FPRS = [0.0001, 0.001, 0.01, 0.05, 0.1]
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _read(data: bytes, name: str) -> pd.DataFrame:
-    return read_table(data, name=name)
-
-
-@st.cache_data(show_spinner="Evaluating the scores...", max_entries=8)
-def _check(table: pd.DataFrame, fprs: tuple[float, ...], delta: float, seed: int, name: str) -> ScoreCheck:
-    return score_check(table, fprs=fprs, delta=delta, seed=seed, name=name)
 
 
 st.title("🎯 Score check")
@@ -65,11 +56,11 @@ try:
     if source == UPLOAD:
         upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key=state.ScoreCheck.UPLOAD)
         if upload is not None:
-            table, name = _read(upload.getvalue(), upload.name), upload.name
+            table, name = load_table(upload.getvalue(), upload.name, upload=True), upload.name
         else:
             st.info("Upload a CSV or Parquet file with the columns score and is_member (optional: attack, record_id).")
     else:
-        table, name = _read(SAMPLE.read_bytes(), SAMPLE.name), SAMPLE.name
+        table, name = load_table(SAMPLE, SAMPLE.name, upload=False), SAMPLE.name
 except InputError as exc:
     show_input_error(exc)
 
@@ -96,7 +87,10 @@ if autorun and table is not None:
 
 if submitted:
     try:
-        check = _check(table, tuple(sorted(float(f) for f in fprs)), float(delta), int(seed), name)
+        fprs = tuple(sorted(float(f) for f in fprs))
+        key = fingerprint("scores", table, fprs, float(delta), int(seed), name)
+        check = cached_run("Evaluating the scores", key, lambda progress: score_check(
+            table, fprs=fprs, delta=float(delta), seed=int(seed), name=name))  # fmt: skip
         path = str(SAMPLE.relative_to(ROOT)) if source == SAMPLE_LABEL else name
         st.session_state[state.ScoreCheck.RESULT] = {"check": check, "table": table, "path": path, "source": name}
     except InputError as exc:

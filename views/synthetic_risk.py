@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.tables import ColumnTypes, infer_column_types, read_table
+from audit_core.common.tables import ColumnTypes, infer_column_types
 from audit_core.contract import Inputs, Outcome
 from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, audit_synthetic, exposed_records, record_comparison, rescore
 from audit_core.synthetic.disclosure import add_to_records
@@ -27,6 +27,7 @@ from ui.common import (
     HELP,
     cached_run,
     fingerprint,
+    load_table,
     metric_card,
     remember_result,
     report_downloads,
@@ -60,17 +61,6 @@ RULES = ["silverman", "scott", "cv"]
 
 
 # ----------------------------------------------------------------------------- cached steps
-@st.cache_data(show_spinner=False, max_entries=16)
-def _read_sample(folder: str, name: str) -> pd.DataFrame:
-    return read_table(SAMPLE_DIR / folder / f"{name}.csv", name=name)
-
-
-@st.cache_data(show_spinner=False, max_entries=4, max_size="1GB", scope="session")
-def _read_upload(data: bytes, name: str) -> pd.DataFrame:
-    # One session's four uploads, dropped when the session disconnects (issue 10, memory).
-    return read_table(data, name=name)
-
-
 def _audit(tables: dict[str, pd.DataFrame], types: ColumnTypes, seed: int, *, progress) -> SyntheticAudit:
     return audit_synthetic(
         tables["train"],
@@ -90,13 +80,13 @@ def _load_tables(source: str) -> dict[str, pd.DataFrame] | None:
         names = {"train": "train", "holdout": "holdout", "synthetic": synthetic, "auxiliary": "auxiliary"}
         found = {role: name for role, name in names.items() if (SAMPLE_DIR / folder / f"{name}.csv").is_file()}
         st.session_state[state.Synthetic.PATHS] = {role: f"sample_data/{folder}/{name}.csv" for role, name in found.items()}
-        return {role: _read_sample(folder, name) for role, name in found.items()}
+        return {role: load_table(SAMPLE_DIR / folder / f"{name}.csv", name, upload=False) for role, name in found.items()}
     cols = st.columns(4)
     tables: dict[str, pd.DataFrame] = {}
     for col, (role, label) in zip(cols, ROLES.items(), strict=True):
         upload = col.file_uploader(label, type=["csv", "parquet"], key=f"{state.Synthetic.UPLOAD}.{role}")
         if upload is not None:
-            tables[role] = _read_upload(upload.getvalue(), role)
+            tables[role] = load_table(upload.getvalue(), role, upload=True)
             st.session_state.setdefault(state.Synthetic.PATHS, {})[role] = upload.name
     missing = [ROLES[r] for r in ("train", "holdout", "synthetic") if r not in tables]
     if missing:

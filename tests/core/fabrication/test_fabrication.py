@@ -325,10 +325,9 @@ def test_cli_images_takes_a_png_folder(tmp_path, setup, capsys):
         assert main(argv) == 0, capsys.readouterr().err
         runs[source] = json.loads(out.read_text())
     j = runs[folder]
-    assert j["dataset"] == "pngs"
+    assert Path(j["dataset"]).name == "pngs"
     assert j["n_members"] == 30
     assert j["n_non_members"] == int((split_roles(is_member, seed=0) == 0).sum())
-    assert j["mia"]["auc_clean"] == runs[npz]["mia"]["auc_clean"]
     assert {k: v for k, v in j.items() if k != "dataset"} == {k: v for k, v in runs[npz].items() if k != "dataset"}
 
 
