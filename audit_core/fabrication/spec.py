@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 from audit_core.common.limits import ATTACK_STEPS, LAMBDA
 from audit_core.common.runtime import sub_progress
@@ -13,14 +14,6 @@ ARCHITECTURES = ("small_cnn", "resnet18")
 BUNDLED = ("digits", "mnist")
 ATTACKS = ("mfa", "ipgd", "icw")
 MODEL_FORMATS = ("safetensors", "torchscript")
-
-
-def _epsilon_text(text: str) -> str:
-    """Check an L-inf radius like ``8/255`` or ``0.03`` on the CLI; keep it as written (the command shows it so)."""
-    from audit_core.fabrication.audit import parse_epsilon
-
-    parse_epsilon(text)
-    return text.strip()
 
 
 @dataclass(frozen=True)
@@ -35,7 +28,7 @@ class FabricationSettings(Settings):
     trust_torchscript: bool = knob(False, "I trust this TorchScript file (it contains code)",
                                    "TorchScript is loaded only with this flag.")  # fmt: skip
     epsilon: str | None = knob(None, "Epsilon (L-inf radius)", "e.g. 8/255 (default: the data set's, 32/255 for the "
-                               "bundled ones, where the effects show)", parse=_epsilon_text)  # fmt: skip
+                               "bundled ones, where the effects show); checked before any file is read")  # fmt: skip
     steps: int = knob(50, "Attack steps T", bound=ATTACK_STEPS)
     lam: float = knob(1.0, "AR-MIA lambda", "normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76 "
                       "(METHODS.md §3); re-scores only", bound=LAMBDA, flag="--lambda", rescore=True)  # fmt: skip
@@ -52,7 +45,7 @@ def _run(inputs, s: FabricationSettings, *, seed, progress=None, client=None):
         raise InputError("Give either --images (your own data) or --dataset (a bundled one), not both.")
     if model is not None and images is None:
         raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
-    names = inputs.paths
+    names = {k: Path(v).name for k, v in inputs.paths.items()}  # named in the JSON and report by file name
     setup = setup_fabrication(
         dataset=None if images is not None else (s.dataset or "digits"), images=images, images_name=names.get("images"),
         model=model, model_name=names.get("model"), model_format=s.model_format, architecture=s.architecture,
