@@ -4,8 +4,7 @@ import streamlit as st
 
 st.set_page_config(page_title="Membership-risk audit", page_icon="🛡️", layout="wide")
 
-EXTRA_PAGES = {"Synthetic data": [st.Page("views/generators.py", title="Generate & compare", icon="⚙️")]}
-"""Pages that are not one registered audit (the generator comparison runs the tabular audit per generator)."""
+# No bare strings at the top level of app.py or a view: Streamlit's "magic" would print them on the page.
 
 
 def _router() -> dict[str, list]:
@@ -16,8 +15,6 @@ def _router() -> dict[str, list]:
     for audit in REGISTRY.values():
         if audit.page:
             pages.setdefault(audit.section, []).append(st.Page(audit.page, title=audit.title, icon=audit.icon))
-    for section, extra in EXTRA_PAGES.items():
-        pages.setdefault(section, []).extend(extra)
     return pages
 
 

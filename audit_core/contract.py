@@ -129,7 +129,8 @@ class Settings:
             if k.bound is not None:
                 for v in value if isinstance(value, tuple) else (value,):
                     k.bound.check(v, name=self.flag(name))
-            if k.choices is not None and value not in k.choices:
+            values = value if isinstance(value, tuple) else (value,)
+            if k.choices is not None and any(v not in k.choices for v in values):
                 raise InputError(f"{self.flag(name)} must be one of {', '.join(map(str, k.choices))}; got {value!r}.")
 
     def changed(self, other: Settings) -> set[str]:

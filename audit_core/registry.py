@@ -10,12 +10,8 @@ from audit_core.contract import Audit
 from audit_core.fabrication.spec import FABRICATION
 from audit_core.lira.spec import LIRA
 from audit_core.scores.spec import SCORES
-from audit_core.synthetic.spec import TABULAR
+from audit_core.synthetic.spec import COMPARE, TABULAR
 
-REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, LIRA, FABRICATION, SCORES)}
+REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, FABRICATION, SCORES)}
 """Audits in the order the home page shows them."""
 
-
-def audit_for_page(page: str) -> Audit:
-    """The audit a page (``views/<file>.py``) shows."""
-    return next(a for a in REGISTRY.values() if a.page == page)

@@ -60,6 +60,7 @@ class ScoreCheck:
 
 AUTORUN: dict[str, str] = {
     "tabular": Synthetic.AUTORUN,
+    "compare": Generators.AUTORUN,
     "lira": Lira.AUTORUN,
     "fabrication": Fabrication.AUTORUN,
     "scores": ScoreCheck.AUTORUN,

@@ -9,12 +9,12 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import GENERATED_ROWS
-from audit_core.common.report import describe_input
-from audit_core.common.tables import infer_column_types
-from audit_core.synthetic.comparison import DEFAULT_FRACTIONS, GeneratorComparison, compare_generators, rescore_comparison
+from audit_core.contract import Inputs, Outcome
+from audit_core.synthetic.comparison import DEFAULT_FRACTIONS, GeneratorComparison, compare_generators
 from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
 from audit_core.synthetic.generators import GENERATORS
-from audit_core.synthetic.verdict import build_comparison_report, comparison_verdict
+from audit_core.synthetic.spec import COMPARE, CompareSettings, comparison_inputs
+from audit_core.synthetic.verdict import comparison_verdict
 from ui import state
 from ui.common import (
     fingerprint,
@@ -23,6 +23,7 @@ from ui.common import (
     progress_reporter,
     remember_result,
     report_downloads,
+    reproduce,
     result_cache,
     seed_input,
     show_input_error,
@@ -46,6 +47,7 @@ def _load(source: str) -> pd.DataFrame | None:
     if upload is None:
         st.info("Upload the real table: it is split into train / holdout / auxiliary / reserve here.")
         return None
+    st.session_state["generators.upload_name"] = upload.name
     return load_table(upload.getvalue(), upload.name, upload=True)
 
 
@@ -66,11 +68,11 @@ def _param_widgets(name: str) -> dict:
     return values
 
 
-def _run(real: pd.DataFrame, settings: dict) -> GeneratorComparison | None:
+def _run(subset: pd.DataFrame, kwargs: dict) -> GeneratorComparison:
     cache = result_cache(state.Generators.CACHE)  # fits, samples and audits, in the one bounded store
     bars = {}
     st.caption("Progress per generator (epochs where the generator has them):")
-    for name in settings["names"]:
+    for name in kwargs["names"]:
         bars[name] = st.progress(0.0, text=f"{GENERATORS[name].label}: waiting")
 
     def own(name: str):
@@ -80,17 +82,21 @@ def _run(real: pd.DataFrame, settings: dict) -> GeneratorComparison | None:
         return update
 
     with progress_reporter("Comparison") as progress:
-        comparison = compare_generators(
-            real, names=settings["names"], params=settings["params"], types=settings["types"],
-            fractions=settings["fractions"], rows=settings["rows"], seed=settings["seed"],
-            progress=progress, cache=cache, per_generator_progress=own,
-        )
+        comparison = compare_generators(subset, **kwargs, progress=progress, cache=cache, per_generator_progress=own)
     for bar in bars.values():
         bar.empty()
     return comparison
 
 
-def _show(comparison: GeneratorComparison, real: pd.DataFrame) -> None:
+def _changed_params(names: list[str], params: dict) -> tuple[str, ...]:
+    """The generator settings moved off their defaults, as ``--params`` gives them (``ctgan.epochs=5``)."""
+    return tuple(sorted(
+        f"{name}.{p.name}={params[name][p.name]}" for name in names for p in GENERATORS[name].params
+        if name in params and params[name][p.name] != p.default
+    ))  # fmt: skip
+
+
+def _show(comparison: GeneratorComparison, subset: pd.DataFrame, run: dict) -> None:
     c1, c2 = st.columns(2)
     bandwidth = c1.selectbox(
         "KDE bandwidth", RULES, key=state.Generators.BANDWIDTH,
@@ -100,8 +106,10 @@ def _show(comparison: GeneratorComparison, real: pd.DataFrame) -> None:
         "Prior P(member)", 0.05, 0.95, 0.5, 0.05, key=state.Generators.PRIOR,
         help="Re-scores every audit from the stored distances; nothing is refitted.",
     )
-    if bandwidth != "silverman" or prior != 0.5:  # the audits ran at these defaults
-        comparison = rescore_comparison(comparison, bandwidth=bandwidth, prior=prior)
+    outcome = Outcome(COMPARE, comparison, Inputs({"data": subset}, {"data": run["path"]}), run["settings"],
+                      seed=run["seed"], extras={"subset": subset})  # the audits ran at the default bandwidth and prior
+    outcome = outcome.rescore(bandwidth=bandwidth, prior=float(prior))  # instant: nothing is refitted
+    comparison = outcome.value
     st.subheader("Generators side by side")
     st.info(comparison_verdict(comparison))
     st.dataframe(comparison_table(comparison), hide_index=True, width="stretch", key="generators.table")
@@ -130,8 +138,8 @@ def _show(comparison: GeneratorComparison, real: pd.DataFrame) -> None:
             file_name=f"synthetic_{pick}.csv", mime="text/csv", key="generators.download_csv",
         )
     st.subheader("Report")
-    report = build_comparison_report(comparison, inputs=[describe_input("real table", real)])
-    report_downloads(report, key="generators.report")
+    reproduce(outcome, key="generators.report")
+    report_downloads(outcome.report(), key="generators.report")
 
 
 def main() -> None:
@@ -184,19 +192,21 @@ def main() -> None:
         submitted = st.form_submit_button("Fit & compare", type="primary")
     if submitted or autorun:
         try:
-            subset = real.sample(int(use_rows), random_state=seed).reset_index(drop=True) if use_rows < len(real) else real
-            types = infer_column_types(subset, ignore=ignore)
-            settings = {
-                "names": names, "params": params, "types": types, "seed": seed,
-                "fractions": {"train": train_f, "holdout": hold_f, "auxiliary": aux_f},
-                "rows": synth_rows or None,
-            }
-            comparison = _run(subset, settings)
+            settings = CompareSettings(
+                generators=tuple(names), params=_changed_params(names, params),
+                use_rows=int(use_rows) if use_rows < len(real) else 0, synthetic_rows=synth_rows, train=float(train_f),
+                holdout=float(hold_f), auxiliary=float(aux_f), ignore=tuple(ignore),
+            )  # fmt: skip
+            settings.validate()
+            subset, kwargs = comparison_inputs(real, settings, seed=int(seed))
+            comparison = _run(subset, kwargs)
         except InputError as exc:
             show_input_error(exc)
             return
-        key = fingerprint("generators", subset, settings)
-        keep_result(key, (comparison, subset))  # the session keeps the key; the bounded store the result
+        key = fingerprint("generators", subset, settings.as_dict(), int(seed))
+        path = f"sample_data/{SAMPLES[source]}" if source in SAMPLES else st.session_state.get("generators.upload_name")
+        run = {"settings": settings, "seed": int(seed), "path": path}
+        keep_result(key, (comparison, subset, run))  # the session keeps the key; the bounded store the result
         st.session_state[state.Generators.RESULT] = key
         done = [r for r in comparison.runs if r.ok]
         if done:

@@ -14,27 +14,11 @@ st.markdown(
 )
 
 
-def _cards() -> list[dict]:
-    """One card per registered audit (audit_core.registry), with the generator comparison after the tabular audit."""
-    cards = [
-        {"page": a.page, "title": f"{a.icon} {a.title}", "question": a.question, "needs": a.needs, "method": a.method,
-         "autorun": state.AUTORUN[a.name]}
-        for a in REGISTRY.values() if a.page
-    ]  # fmt: skip
-    cards.insert(1, COMPARE_CARD)
-    return cards
-
-
-COMPARE_CARD = {
-    "page": "views/generators.py",
-    "title": "⚙️ Generate & compare",
-    "question": "Which generator leaks least for the utility it keeps?",
-    "needs": "one real table (it is split into train / holdout / auxiliary for you).",
-    "method": "SDV GaussianCopula, CTGAN, TVAE, CopulaGAN, a Bayesian network, plus leaky and perfect reference "
-    "points, each audited with the same attacks.",
-    "autorun": state.Generators.AUTORUN,
-}
-AUDITS = _cards()
+AUDITS = [  # one card per registered audit (audit_core.registry), in the registry's order
+    {"page": a.page, "title": f"{a.icon} {a.title}", "question": a.question, "needs": a.needs, "method": a.method,
+     "autorun": state.AUTORUN[a.name]}
+    for a in REGISTRY.values() if a.page
+]  # fmt: skip
 
 for i, audit in enumerate(AUDITS):
     if i % 2 == 0:

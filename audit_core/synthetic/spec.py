@@ -11,8 +11,9 @@ from functools import partial
 from typing import Any
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import BANDWIDTH_SCALE, DISCLOSURE_ATTACKS, LINK_K, PRIOR
-from audit_core.contract import Audit, InputSpec, Outcome, Settings, csv_list, knob, read_table_input
+from audit_core.common.limits import BANDWIDTH_SCALE, DISCLOSURE_ATTACKS, GENERATED_ROWS, LINK_K, PRIOR, Bound
+from audit_core.contract import Audit, InputSpec, Outcome, Ran, Settings, csv_list, knob, read_table_input
+from audit_core.synthetic.comparison import DEFAULT_FRACTIONS
 
 BANDWIDTH_RULES = ("silverman", "scott", "cv")
 
@@ -201,4 +202,141 @@ TABULAR = Audit(
     page="views/synthetic_risk.py",
     section="Synthetic data",
     outputs=("json", "html", "pdf", "records"),
+)
+
+
+# ----------------------------------------------------------------------------- generator comparison
+DEFAULT_GENERATORS = ("bootstrap", "population", "gaussian_copula", "bayesian_network")
+_FRACTION = Bound("a split fraction", 0.0, 0.95, integer=False)
+
+
+def parse_params(text: str) -> tuple[str, ...]:
+    """``ctgan.epochs=5,tvae.epochs=5`` -> ``("ctgan.epochs=5", "tvae.epochs=5")``, each checked for its shape."""
+    items = csv_list(text)
+    for item in items:
+        name, _, value = item.partition("=")
+        if "." not in name or not value:
+            raise InputError(f"--params takes generator.parameter=value pairs like ctgan.epochs=5, not {item!r}.")
+    return tuple(sorted(items))
+
+
+@dataclass(frozen=True)
+class CompareSettings(Settings):
+    generators: tuple[str, ...] = knob(DEFAULT_GENERATORS, "Generators", "comma-separated generator names",
+                                       parse=csv_list)  # fmt: skip
+    params: tuple[str, ...] = knob((), "Generator settings", "generator.parameter=value pairs, e.g. ctgan.epochs=5 "
+                                   "(the others keep their defaults)", parse=parse_params)  # fmt: skip
+    use_rows: int = knob(0, "Real rows to use", "a random subset of the real table (0 = all rows; fits scale with it)",
+                         bound=Bound("the number of real rows to use", 0, 10_000_000))  # fmt: skip
+    synthetic_rows: int = knob(0, "Synthetic rows per generator (0 = as many as train)", flag="--rows",
+                               bound=Bound("the number of synthetic rows", 0, GENERATED_ROWS.high))  # fmt: skip
+    train: float = knob(DEFAULT_FRACTIONS["train"], "Train", "share of the real rows the generators are fitted on",
+                        bound=_FRACTION)  # fmt: skip
+    holdout: float = knob(DEFAULT_FRACTIONS["holdout"], "Holdout", "share kept as non-members", bound=_FRACTION)
+    auxiliary: float = knob(DEFAULT_FRACTIONS["auxiliary"], "Auxiliary", "share the realistic attacker holds",
+                            bound=_FRACTION)  # fmt: skip
+    ignore: tuple[str, ...] = _columns("Columns to leave out", "columns left out of every fit and audit")
+    bandwidth: str | float = knob("silverman", "KDE bandwidth", "Re-scores every audit from the stored distances.",
+                                  parse=parse_bandwidth, rescore=True)  # fmt: skip
+    prior: float = knob(0.5, "Prior P(member)", "Re-scores every audit from the stored distances.", bound=PRIOR,
+                        rescore=True)  # fmt: skip
+
+    def validate(self) -> None:
+        super().validate()
+        from audit_core.synthetic.generators import GENERATORS
+
+        unknown = [g for g in self.generators if g not in GENERATORS]
+        if unknown or not self.generators:
+            raise InputError(f"Unknown or no generators {', '.join(unknown)}; choose from {', '.join(GENERATORS)}.")
+        self.generator_params()  # each --params value checked by its generator before any file is read
+
+    def generator_params(self) -> dict[str, dict[str, Any]]:
+        """``{generator: {parameter: value}}``, each value checked by its generator's ParamSpec."""
+        from audit_core.synthetic.generators import GENERATORS
+
+        out: dict[str, dict[str, Any]] = {}
+        for item in self.params:
+            key, _, value = item.partition("=")
+            name, _, param = key.partition(".")
+            specs = {p.name: p for p in GENERATORS[name].params} if name in GENERATORS else {}
+            if param not in specs:
+                raise InputError(f"--params: generator '{name}' has no setting '{param}'.")
+            out.setdefault(name, {})[param] = specs[param].check(value, generator=name)
+        return out
+
+
+def comparison_inputs(real: Any, s: CompareSettings, *, seed: int) -> tuple[Any, dict[str, Any]]:
+    """The rows compared and the keyword arguments of ``compare_generators``: the page and the CLI both start here."""
+    from audit_core.common.tables import infer_column_types
+
+    use = int(s.use_rows)
+    subset = real.sample(use, random_state=seed).reset_index(drop=True) if 0 < use < len(real) else real
+    kwargs = {
+        "names": list(s.generators), "params": s.generator_params(), "types": infer_column_types(subset, ignore=s.ignore),
+        "fractions": {"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary}, "rows": s.synthetic_rows or None,
+        "seed": seed,
+    }  # fmt: skip
+    return subset, kwargs
+
+
+def _run_compare(inputs, s: CompareSettings, *, seed, progress=None, client=None):
+    from audit_core.synthetic.comparison import compare_generators, rescore_comparison
+
+    subset, kwargs = comparison_inputs(inputs["data"], s, seed=seed)
+    comparison = compare_generators(subset, **kwargs, progress=progress, client=client)
+    if s.bandwidth != "silverman" or s.prior != 0.5:  # fitted and audited at the defaults, then re-scored (as the page)
+        comparison = rescore_comparison(comparison, bandwidth=s.bandwidth, prior=s.prior)
+    return Ran(comparison, {"subset": subset})
+
+
+def _rescore_compare(comparison, s: CompareSettings, *, seed: int):
+    from audit_core.synthetic.comparison import rescore_comparison
+
+    return rescore_comparison(comparison, bandwidth=s.bandwidth, prior=s.prior)
+
+
+def _compare_report(outcome: Outcome):
+    from audit_core.common.report import describe_input
+    from audit_core.synthetic.verdict import build_comparison_report
+
+    real = outcome.extras.get("subset", outcome.inputs["data"])
+    return build_comparison_report(outcome.value, inputs=[describe_input("real table", real)])
+
+
+def _compare_summary(outcome: Outcome) -> list[str]:
+    lines = []
+    for run in outcome.value.runs:
+        if not run.ok:
+            lines.append(f"{run.name}: failed: {run.error}")
+            continue
+        true = run.audit.attacks["true_distribution"]
+        utility = f"{run.utility.overall:.3f}" if run.utility is not None else "n/a"
+        lines.append(f"{run.name}: AUC {true.auc:.3f}, TPR at 1 % FPR {true.tpr_at_fpr['0.01'].tpr:.3f}, "
+                     f"utility {utility}")  # fmt: skip
+    return lines
+
+
+def _compare_verdict(comparison) -> str:
+    from audit_core.synthetic.verdict import comparison_verdict
+
+    return comparison_verdict(comparison)
+
+
+COMPARE = Audit(
+    name="compare",
+    title="Generate & compare",
+    icon="⚙️",
+    question="Which generator leaks least for the utility it keeps?",
+    needs="one real table (it is split into train / holdout / auxiliary for you).",
+    method="SDV GaussianCopula, CTGAN, TVAE, CopulaGAN, a Bayesian network, plus leaky and perfect reference "
+    "points, each audited with the same attacks.",
+    inputs=(InputSpec("data", "the real table (CSV or Parquet); it is split into train / holdout / auxiliary / reserve"),),
+    settings=CompareSettings,
+    run=_run_compare,
+    rescore=_rescore_compare,
+    verdict=_compare_verdict,
+    report=_compare_report,
+    summary=_compare_summary,
+    page="views/generators.py",
+    section="Synthetic data",
 )

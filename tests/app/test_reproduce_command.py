@@ -87,3 +87,27 @@ def test_synthetic_command_reproduces_the_page(tmp_path: Path, monkeypatch) -> N
     assert "--seed 3" in command
     assert "--train sample_data/german_credit/train.csv" in command
     assert _plain(at.session_state["synthetic.metrics"]) == _run_command(command, tmp_path, monkeypatch)
+
+
+def _without_timings(summary: dict) -> dict:
+    for run in summary["generators"].values():
+        run.pop("fit_seconds")  # wall-clock time: the one thing two runs cannot share
+    return summary
+
+
+@pytest.mark.slow
+def test_compare_command_reproduces_the_page(tmp_path: Path, monkeypatch) -> None:
+    at = AppTest.from_file(str(VIEWS / "generators.py"), default_timeout=300).run()
+    at.radio(key=state.Generators.SOURCE).set_value("German credit (bundled sample)").run()
+    at.multiselect(key="generators.names").set_value(["bootstrap", "population", "bayesian_network"])
+    at.number_input(key="generators.use_rows").set_value(700)
+    at.number_input(key="generators.seed").set_value(4)
+    at.button[0].click().run()
+    at.slider(key=state.Generators.PRIOR).set_value(0.3).run()  # a re-score: the command must carry it
+    assert not at.exception
+    command = at.session_state["generators.report.command"]
+    assert "compare --data sample_data/german_credit.csv" in command
+    assert "--use-rows 700" in command
+    assert "--prior 0.3" in command
+    page = _without_timings(_plain(at.session_state["generators.report.metrics"]))
+    assert page == _without_timings(_run_command(command, tmp_path, monkeypatch))
