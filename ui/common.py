@@ -115,6 +115,11 @@ class ResultStore:
         with self._lock:
             return list(self._items)
 
+    def clear(self) -> None:
+        """Forget every result."""
+        with self._lock:
+            self._items.clear()
+
     def pop(self, key: Hashable) -> None:
         """Forget ``key`` (no error when it is not held)."""
         with self._lock:

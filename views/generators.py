@@ -16,6 +16,7 @@ from audit_core.synthetic.generators import GENERATORS
 from audit_core.synthetic.spec import COMPARE, CompareSettings, comparison_inputs
 from audit_core.synthetic.verdict import comparison_verdict
 from ui import state
+from ui.cluster import dask_client
 from ui.common import (
     fingerprint,
     keep_result,
@@ -82,7 +83,8 @@ def _run(subset: pd.DataFrame, kwargs: dict) -> GeneratorComparison:
         return update
 
     with progress_reporter("Comparison") as progress:
-        comparison = compare_generators(subset, **kwargs, progress=progress, cache=cache, per_generator_progress=own)
+        comparison = compare_generators(subset, **kwargs, progress=progress, cache=cache, per_generator_progress=own,
+                                        client=dask_client())  # each generator its own task on a cluster  # fmt: skip
     for bar in bars.values():
         bar.empty()
     return comparison

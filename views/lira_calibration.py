@@ -21,6 +21,7 @@ from audit_core.lira.figures import (
 from audit_core.lira.spec import LIRA, LiraSettings, fpc_sims
 from audit_core.lira.verdict import verdict
 from ui import state
+from ui.cluster import dask_client
 from ui.common import (
     HELP,
     cached_run,
@@ -118,7 +119,7 @@ if submitted:
         check_lira_settings(len(data), n_models=int(n_models), fpr=float(alpha))  # refuse bad M / alpha before training
         token = fingerprint("lira", data, target, model, int(n_models), int(seed))
         cached_run(f"Training {int(n_models)} {model} models as one batch", token, train_pool, data, target=target,
-                   model=model, n_models=int(n_models), fpr=float(alpha), seed=int(seed))  # fmt: skip
+                   model=model, n_models=int(n_models), fpr=float(alpha), seed=int(seed), client=dask_client())  # fmt: skip
         # The session keeps the key, not the pool: the one bounded store holds it (ui.common.ResultStore).
         st.session_state[state.Lira.RESULT] = {
             "data": data,

@@ -23,6 +23,7 @@ from audit_core.synthetic.figures import (
 from audit_core.synthetic.spec import TABULAR, TabularResult, TabularSettings
 from audit_core.synthetic.verdict import risk_level, verdict
 from ui import state
+from ui.cluster import dask_client
 from ui.common import (
     HELP,
     cached_run,
@@ -70,6 +71,7 @@ def _audit(tables: dict[str, pd.DataFrame], types: ColumnTypes, seed: int, *, pr
         types=types,
         seed=seed,
         progress=progress,
+        client=dask_client(),  # the distance search on the cluster when AUDIT_DASK_SCHEDULER names one
     )
 
 
