@@ -3,7 +3,6 @@
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import ATTACK_STEPS
 from audit_core.common.roc import DEFAULT_FPRS
 from audit_core.contract import Inputs, Outcome
 from audit_core.fabrication.audit import DEFAULT_EPSILON, MIAS, audit_epsilon, run_fabrication, setup_fabrication
@@ -22,7 +21,6 @@ from audit_core.fabrication.figures import (
     score_histogram,
     tpr_table,
 )
-from audit_core.fabrication.image_models import ARCHITECTURES
 from audit_core.fabrication.spec import FABRICATION, FabricationSettings
 from audit_core.fabrication.verdict import regime_sentence, verdict
 from ui import state
@@ -40,6 +38,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
+from ui.widgets import knob_input
 
 PAGE = "Fabricated members"
 SOURCES = {
@@ -48,6 +47,7 @@ SOURCES = {
     "Upload images (.npz) and a model": "upload",
 }
 LAMBDAS = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
+ATTACK_NAMES = {"mfa": "MFA (momentum + cosine steps)", "ipgd": "I-PGD", "icw": "I-CW"}
 FPR_KEYS = [f"{f:g}" for f in DEFAULT_FPRS]
 
 
@@ -71,34 +71,19 @@ with st.form("fabrication.form"):
         "Model: safetensors weights of a built-in architecture, or TorchScript (.pt). Empty: train a small CNN on "
         "the members.", type=["safetensors", "pt"], key="fabrication.model",
     )
-    arch = left.selectbox(
-        "Architecture of the weights", ARCHITECTURES,
-        help="small_cnn or a CIFAR-style ResNet-18. The LiRA / RMIA reference models are trained with the architecture "
-        "of the audited model.",
-    )
-    trusted = left.checkbox(
-        "I trust this TorchScript file (it contains code)", key=state.Fabrication.TRUST,
-        help="Safetensors weights hold only numbers and never run code; TorchScript is loaded only if you tick this.",
-    )
+    arch = knob_input(left, FabricationSettings, "architecture")
+    trusted = knob_input(left, FabricationSettings, "trust_torchscript", key=state.Fabrication.TRUST)
     eps_255 = right.slider(
         "Epsilon (L-inf radius, in /255)", 1, 96, value=32,
         help="How far each pixel may move. 8x8 digits need about 32/255 before fabricated confidence passes the "
         "members'; 28x28 images give the attacker more room per epsilon.",
     )
-    steps = right.number_input(
-        "Attack steps T", min_value=int(ATTACK_STEPS.low), max_value=int(ATTACK_STEPS.high), value=40, step=5
-    )
-    attack = right.selectbox(
-        "Attack", ["mfa", "ipgd", "icw"],
-        format_func={"mfa": "MFA (momentum + cosine steps)", "ipgd": "I-PGD", "icw": "I-CW"}.get,
-    )
+    steps = knob_input(right, FabricationSettings, "steps", value=40, step=5)
+    attack = knob_input(right, FabricationSettings, "attack", format_func=ATTACK_NAMES.get)
     seed = seed_input(right)
     submitted = st.form_submit_button("▶ Train, attack and measure", type="primary")
 
-lam = st.select_slider(
-    "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)", LAMBDAS, value=1.0,
-    key=state.Fabrication.LAMBDA, help="Moving it re-scores; it never re-runs the attack.",
-)
+lam = knob_input(st, FabricationSettings, "lam", options=LAMBDAS, slider=True, key=state.Fabrication.LAMBDA)
 mia = st.radio("MIA shown", MIAS, format_func=MIA_LABELS.get, horizontal=True, key=state.Fabrication.MIA)
 
 if autorun:

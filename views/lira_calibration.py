@@ -5,9 +5,8 @@ from pathlib import Path
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import MODELS
 from audit_core.contract import Inputs, Outcome
-from audit_core.lira.audit import MIN_MODELS, check_lira_settings, evaluate_pool, train_pool
+from audit_core.lira.audit import check_lira_settings, evaluate_pool, train_pool
 from audit_core.lira.figures import (
     LABELS,
     fpc_figure,
@@ -36,6 +35,7 @@ from ui.common import (
     stored_result,
     take_autorun,
 )
+from ui.widgets import knob_input
 
 PAGE = "Calibrated LiRA"
 SAMPLES = {
@@ -63,13 +63,7 @@ st.markdown(
 
 # ----------------------------------------------------------------------------- inputs
 autorun = take_autorun(state.Lira.AUTORUN)
-alpha = st.select_slider(
-    "Target FPR alpha",
-    ALPHAS,
-    value=0.05,
-    key=state.Lira.FPR,
-    help="Moving it re-scores the trained models; it never retrains them.",
-)
+alpha = knob_input(st, LiraSettings, "fpr", options=ALPHAS, value=0.05, slider=True, key=state.Lira.FPR)
 source = st.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, horizontal=True)
 data = name = default_target = None
 try:
@@ -88,23 +82,10 @@ if data is not None:
     with st.form("lira.form"):
         left, right = st.columns(2)
         columns = list(data.columns)
-        target = left.selectbox(
-            "Target column",
-            columns,
-            index=columns.index(default_target) if default_target in columns else len(columns) - 1,
-            help="The class the models predict; every other column is a feature (one-hot / scaled once).",
-        )
-        model = left.selectbox(
-            "Model type", ["logistic", "mlp"], help="Logistic regression or a one-hidden-layer MLP (32 units)."
-        )
-        n_models = right.number_input(
-            "Number of models M",
-            min_value=int(MODELS.low),
-            max_value=int(MODELS.high),
-            value=32,
-            step=2,
-            help=f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models and out of the others.",
-        )
+        target = knob_input(left, LiraSettings, "target", options=columns,
+                            value=default_target if default_target in columns else columns[-1])  # fmt: skip
+        model = knob_input(left, LiraSettings, "model")
+        n_models = knob_input(right, LiraSettings, "models", value=32, step=2)
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
     st.caption(f"{name}: {len(data):,} rows × {data.shape[1]} columns")

@@ -7,7 +7,6 @@ from pathlib import Path
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import DELTA
 from audit_core.common.privacy_bound import ASSUMPTION
 from audit_core.contract import Inputs, Outcome
 from audit_core.scores.audit import ScoreCheck, score_check
@@ -29,6 +28,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
+from ui.widgets import knob_input
 
 PAGE = "Score check"
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,16 +68,8 @@ submitted = False
 if table is not None:
     with st.form("score_check.form"):
         left, mid, right = st.columns(3)
-        fprs = left.multiselect("Target FPRs", FPRS, default=[0.001, 0.01, 0.1], help=HELP["tpr_at_fpr"])
-        delta = mid.number_input(
-            "delta",
-            min_value=float(DELTA.low),
-            max_value=float(DELTA.high),
-            value=1e-5,
-            step=1e-6,
-            format="%.0e",
-            help="The delta of the (epsilon, delta) statement; 1e-5 is usual for tables of up to ~100,000 records.",
-        )
+        fprs = left.multiselect("Target FPRs", FPRS, default=list(ScoreSettings().fpr), help=HELP["tpr_at_fpr"])
+        delta = knob_input(mid, ScoreSettings, "delta", step=1e-6, format="%.0e")
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Check the scores", type="primary")
     st.caption(f"{name}: {len(table):,} rows × {table.shape[1]} columns")

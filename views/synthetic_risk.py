@@ -40,6 +40,7 @@ from ui.common import (
     tpr_card,
 )
 from ui.disclosure import disclosure_section
+from ui.widgets import knob_input
 
 PAGE = "Synthetic-data risk"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
@@ -299,17 +300,11 @@ for note in base.warnings:
 with st.container(border=True):
     st.markdown("**Re-score instantly** (distances are kept; only the 1-D densities are refitted)")
     c1, c2, c3 = st.columns(3)
-    rule = c1.selectbox("Bandwidth rule", RULES, key=state.Synthetic.BANDWIDTH_RULE, help="Scaled by the distances' spread.")
-    scale = c2.select_slider(
-        "Bandwidth × rule",
-        options=[0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0],
-        value=1.0,
-        key=state.Synthetic.BANDWIDTH,
-        help="Smaller: sharper densities, noisier probabilities. Larger: smoother, closer to the prior.",
-    )
-    prior = c3.slider(
-        "Prior P(member)", min_value=0.01, max_value=0.99, value=0.5, step=0.01, key=state.Synthetic.PRIOR, help=HELP["p_member"]
-    )
+    rule = knob_input(c1, TabularSettings, "bandwidth", options=RULES, key=state.Synthetic.BANDWIDTH_RULE)
+    scale = knob_input(c2, TabularSettings, "bandwidth_scale", options=[0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0],
+                       slider=True, key=state.Synthetic.BANDWIDTH)  # fmt: skip
+    prior = knob_input(c3, TabularSettings, "prior", slider=True, min_value=0.01, max_value=0.99, step=0.01,
+                       key=state.Synthetic.PRIOR, help=HELP["p_member"])  # fmt: skip
 try:
     audit = rescore(base, bandwidth=rule, bandwidth_scale=float(scale), prior=float(prior))
 except InputError as exc:

@@ -62,6 +62,8 @@ GENERATED_ROWS = Bound("the number of synthetic rows", 1, 1_000_000)
 GENERATOR_EPOCHS = Bound("the number of generator epochs", 1, 2_000)
 FPC_POPULATION = Bound("the population size N_+", 2, 10_000_000)
 MODELS = Bound("the number of models", 2, 1024)
+MIN_MODELS = 8
+"""Fewest LiRA models: leave-one-out with the Student-t threshold needs a few out-scores per record."""
 FPC_REPEATS = Bound("the number of simulation repeats", 1, 10_000)
 PRIOR = Bound("the prior membership probability", 1e-6, 1 - 1e-6, integer=False)
 DISCLOSURE_ATTACKS = Bound("the number of disclosure attacks", 1, 200_000)

@@ -20,18 +20,19 @@ MODEL_FORMATS = ("safetensors", "torchscript")
 class FabricationSettings(Settings):
     dataset: str | None = knob(None, "Bundled data set", "A bundled data set instead of --images: digits or mnist.",
                                choices=BUNDLED)  # fmt: skip
-    architecture: str = knob("small_cnn", "Architecture of the weights", "small_cnn or a CIFAR-style ResNet-18; the "
-                             "LiRA / RMIA reference models have the audited model's architecture.",
+    architecture: str = knob("small_cnn", "Architecture of the weights", "small_cnn or a CIFAR-style ResNet-18. The "
+                             "LiRA / RMIA reference models are trained with the architecture of the audited model.",
                              choices=ARCHITECTURES)  # fmt: skip
     model_format: str = knob("safetensors", "Model format", "safetensors weights (numbers only) or TorchScript "
                              "(contains code: loaded only with --trust-torchscript).", choices=MODEL_FORMATS)  # fmt: skip
-    trust_torchscript: bool = knob(False, "I trust this TorchScript file (it contains code)",
-                                   "TorchScript is loaded only with this flag.")  # fmt: skip
+    trust_torchscript: bool = knob(False, "I trust this TorchScript file (it contains code)", "Safetensors weights "
+                                   "hold only numbers and never run code; TorchScript is loaded only with this.")  # fmt: skip
     epsilon: str | None = knob(None, "Epsilon (L-inf radius)", "e.g. 8/255 (default: the data set's, 32/255 for the "
                                "bundled ones, where the effects show); checked before any file is read")  # fmt: skip
     steps: int = knob(50, "Attack steps T", bound=ATTACK_STEPS)
-    lam: float = knob(1.0, "AR-MIA lambda", "normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76 "
-                      "(METHODS.md §3); re-scores only", bound=LAMBDA, flag="--lambda", rescore=True)  # fmt: skip
+    lam: float = knob(1.0, "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)",
+                      "METHODS.md §3. Moving it re-scores; it never re-runs the attack.", bound=LAMBDA, flag="--lambda",
+                      rescore=True)  # fmt: skip
     attack: str = knob("mfa", "Attack", "MFA (momentum + cosine steps), I-PGD or I-CW.", choices=ATTACKS)
 
 

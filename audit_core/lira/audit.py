@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from audit_core.common.errors import InputError
+from audit_core.common.limits import MIN_MODELS
 from audit_core.common.privacy_bound import epsilon_bound_json, target_model_scores
 from audit_core.common.roc import RocCurve, TprAtFpr, roc_curve, tpr_at_fpr
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
@@ -43,7 +44,6 @@ from audit_core.lira.batched_models import (
     train_models,
 )
 
-MIN_MODELS = 8
 MAX_MODELS = 1024
 SD_FLOOR = 1e-4
 

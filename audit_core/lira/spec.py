@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from audit_core.common.limits import MODELS, TARGET_FPR
+from audit_core.common.limits import MIN_MODELS, MODELS, TARGET_FPR
 from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Settings, knob
 
 MODEL_TYPES = ("logistic", "mlp")
@@ -17,8 +17,8 @@ class LiraSettings(Settings):
                        "(one-hot / scaled once).")  # fmt: skip
     model: str = knob("logistic", "Model type", "Logistic regression or a one-hidden-layer MLP (32 units).",
                       choices=MODEL_TYPES)  # fmt: skip
-    models: int = knob(64, "Number of models M", "Even: each record is in exactly M/2 models and out of the others.",
-                       bound=MODELS)  # fmt: skip
+    models: int = knob(64, "Number of models M", f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models "
+                       "and out of the others.", bound=MODELS)  # fmt: skip
     fpr: float = knob(0.01, "Target FPR alpha", "Moving it re-scores the trained models; it never retrains them.",
                       bound=TARGET_FPR, rescore=True)  # fmt: skip
 
