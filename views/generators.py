@@ -8,9 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import GENERATED_ROWS
 from audit_core.contract import Inputs, Outcome
-from audit_core.synthetic.comparison import DEFAULT_FRACTIONS, GeneratorComparison, compare_generators
+from audit_core.synthetic.comparison import GeneratorComparison, compare_generators
 from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
 from audit_core.synthetic.generators import GENERATORS
 from audit_core.synthetic.spec import COMPARE, CompareSettings, comparison_inputs
@@ -31,13 +30,13 @@ from ui.common import (
     stored_result,
     take_autorun,
 )
+from ui.widgets import knob_input
 
 PAGE = "Generate & compare"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {"Adult (bundled sample)": "adult.csv", "German credit (bundled sample)": "german_credit.csv"}
 SAMPLES = {k: v for k, v in SAMPLES.items() if (SAMPLE_DIR / v).is_file()}
 UPLOAD = "Upload my own table"
-DEFAULT_NAMES = ["bootstrap", "population", "gaussian_copula", "bayesian_network"]
 RULES = ["silverman", "scott", "cv"]
 
 
@@ -100,14 +99,9 @@ def _changed_params(names: list[str], params: dict) -> tuple[str, ...]:
 
 def _show(comparison: GeneratorComparison, subset: pd.DataFrame, run: dict) -> None:
     c1, c2 = st.columns(2)
-    bandwidth = c1.selectbox(
-        "KDE bandwidth", RULES, key=state.Generators.BANDWIDTH,
-        help="Re-scores every audit from the stored distances; nothing is refitted.",
-    )
-    prior = c2.slider(
-        "Prior P(member)", 0.05, 0.95, 0.5, 0.05, key=state.Generators.PRIOR,
-        help="Re-scores every audit from the stored distances; nothing is refitted.",
-    )
+    bandwidth = knob_input(c1, CompareSettings, "bandwidth", options=RULES, key=state.Generators.BANDWIDTH)
+    prior = knob_input(c2, CompareSettings, "prior", slider=True, min_value=0.05, max_value=0.95, step=0.05,
+                       key=state.Generators.PRIOR)  # fmt: skip
     outcome = Outcome(COMPARE, comparison, Inputs({"data": subset}, {"data": run["path"]}), run["settings"],
                       seed=run["seed"], extras={"subset": subset})  # the audits ran at the default bandwidth and prior
     outcome = outcome.rescore(bandwidth=bandwidth, prior=float(prior))  # instant: nothing is refitted
@@ -163,25 +157,19 @@ def main() -> None:
     autorun = take_autorun(state.Generators.AUTORUN)
     with st.form("generators.form"):
         c1, c2, c3 = st.columns(3)
-        max_rows = len(real)
-        use_rows = c1.number_input(
-            "Real rows to use", min_value=min(100, max_rows), max_value=max_rows, value=min(4000, max_rows),
-            step=100, key="generators.use_rows", help="A random subset of the real table (fits scale with it).",
-        )
+        use_rows = knob_input(c1, CompareSettings, "use_rows", value=min(4000, len(real)), min_value=min(100, len(real)),
+                              max_value=len(real), step=100, key="generators.use_rows")  # fmt: skip
         seed = seed_input(c2, key="generators.seed")
-        synth_rows = int(c3.number_input(
-            "Synthetic rows per generator (0 = as many as train)", min_value=0, max_value=int(GENERATED_ROWS.high), value=0,
-            step=100,
-            key="generators.synth_rows",
-        ))
+        synth_rows = int(knob_input(c3, CompareSettings, "synthetic_rows", step=100, key="generators.synth_rows"))
         f1, f2, f3, f4 = st.columns(4)
-        train_f = f1.slider("Train", 0.1, 0.9, DEFAULT_FRACTIONS["train"], 0.05, key="generators.f_train")
-        hold_f = f2.slider("Holdout", 0.05, 0.9, DEFAULT_FRACTIONS["holdout"], 0.05, key="generators.f_holdout")
-        aux_f = f3.slider("Auxiliary", 0.0, 0.9, DEFAULT_FRACTIONS["auxiliary"], 0.05, key="generators.f_aux")
+        fraction = {"step": 0.05, "max_value": 0.9, "slider": True}
+        train_f = knob_input(f1, CompareSettings, "train", min_value=0.1, key="generators.f_train", **fraction)
+        hold_f = knob_input(f2, CompareSettings, "holdout", min_value=0.05, key="generators.f_holdout", **fraction)
+        aux_f = knob_input(f3, CompareSettings, "auxiliary", key="generators.f_aux", **fraction)
         f4.metric("Reserve (population reference)", f"{max(0.0, 1 - train_f - hold_f - aux_f):.2f}")
         names = st.multiselect(
-            "Generators", list(GENERATORS), default=DEFAULT_NAMES, format_func=lambda n: GENERATORS[n].label,
-            key="generators.names",
+            "Generators", list(GENERATORS), default=list(CompareSettings().generators),
+            format_func=lambda n: GENERATORS[n].label, key="generators.names",
         )
         params = {}
         with st.expander("Generator settings"):
@@ -190,7 +178,7 @@ def main() -> None:
                 with cols[i % 3]:
                     st.markdown(f"**{GENERATORS[name].label}**")
                     params[name] = _param_widgets(name)
-        ignore = st.multiselect("Columns to leave out", list(real.columns), key="generators.ignore")
+        ignore = st.multiselect(CompareSettings.knobs()["ignore"].label, list(real.columns), key="generators.ignore")
         submitted = st.form_submit_button("Fit & compare", type="primary")
     if submitted or autorun:
         try:
