@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import CLI_BOUNDS
+from audit_core.common.limits import SEED, Bound
 from audit_core.common.outputs import check_outputs, write_output
 from audit_core.common.report import Report, to_json_text
-from audit_core.contract import Audit, Knob, csv_list
+from audit_core.contract import Audit, Knob
 
 OUTPUT_DESTS = {"json", "html", "pdf", "records", "out"}
 """Flags (argparse ``dest``) that name files the command writes. Every subcommand's outputs are
@@ -64,8 +64,10 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
     """Any registered audit: settings from the flags, inputs read, run, outputs written, summary and verdict printed."""
     from audit_core.contract import Inputs, run
 
-    settings = audit.settings(**{name: getattr(args, name) for name in audit.settings.knobs()})
-    settings.validate()  # a bad setting is one sentence before any file is read
+    settings = args.settings  # validated by check_arguments
+    out = getattr(args, "out", None)
+    if out and Path(out).suffix.lower() not in (".csv", ".parquet"):
+        raise InputError(f"The output file {Path(out).name} must end in .csv or .parquet.")
     data: dict[str, Any] = {}
     paths: dict[str, str] = {}
     for spec in audit.inputs:
@@ -78,64 +80,18 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
     for line in outcome.notes():
         if line.startswith("warning:") or not args.quiet:
             print(line, file=sys.stderr)
+    if out:
+        write_output(out, audit.save(outcome, out), flag="--out")
+        if not args.quiet:
+            print(f"{outcome.verdict()} to {out}", file=sys.stderr)
+        return 0
     write_json(args.json, outcome.to_json())
     if getattr(args, "records", None):
         write_output(args.records, outcome.records().to_csv(index=False), flag="--records")
-    if args.html or args.pdf:
+    if getattr(args, "html", None) or getattr(args, "pdf", None):
         write_report(args, outcome.report())
     for line in [*outcome.summary(), outcome.verdict(), *outcome.after_verdict()]:
         print(line)
-    return 0
-
-
-def _cmd_generate(args: argparse.Namespace) -> int:
-    """Fit one generator on --train and write --rows synthetic rows to --out (.csv or .parquet)."""
-    from audit_core.common.tables import infer_column_types, read_table
-    from audit_core.synthetic.generators import GENERATORS, make_generator
-
-    out = Path(args.out)
-    suffix = out.suffix.lower()
-    if suffix not in {".csv", ".parquet"}:
-        raise InputError(f"The output file {out.name} must end in .csv or .parquet.")
-    if args.generator not in GENERATORS:
-        raise InputError(f"Unknown generator '{args.generator}'; choose one of {', '.join(GENERATORS)}.")
-    if args.generator == "population":
-        raise InputError(
-            "The 'population' reference returns real rows held out from training; it only exists inside a "
-            "comparison (the dashboard's Generate & compare page); choose another generator."
-        )
-    params = {}
-    if args.epochs is not None:
-        if not GENERATORS[args.generator].has_epochs:
-            raise InputError(f"Generator '{args.generator}' has no epochs; leave out --epochs.")
-        params["epochs"] = args.epochs
-    train = read_table(args.train, name="train")
-    types = infer_column_types(train, categorical=csv_list(args.categorical), ignore=csv_list(args.ignore))
-    generator = make_generator(args.generator, **params)
-    generator.fit(train, types=types, seed=args.seed, progress=_progress_to_stderr(args.quiet))
-    synthetic = generator.sample(args.rows, seed=args.seed)
-    write_output(out, synthetic.to_csv(index=False) if suffix == ".csv" else synthetic.to_parquet(index=False), flag="--out")
-    if not args.quiet:
-        print(f"wrote {len(synthetic):,} synthetic rows to {out}", file=sys.stderr)
-    return 0
-
-
-def _cmd_fpc_sim(args: argparse.Namespace) -> int:
-    """``fpc-sim``: Gaussian simulation of the finite-population correction (METHODS.md §2)."""
-    from audit_core.lira.fpc import fpc_simulation
-
-    sim = fpc_simulation(
-        population=args.population,
-        train_size=args.train_size,
-        n_models=args.models,
-        repeats=args.repeats,
-        seed=args.seed,
-    )
-    write_json(args.json, sim.to_json())
-    print(
-        f"FPC = 1 - N/N+ = {sim.fpc:.3f}; sigma_emp/sigma_ana = {sim.ratio_empirical:.3f} "
-        f"(sqrt(FPC) = {sim.expected_ratio:.3f}), after correction {sim.ratio_corrected:.3f}"
-    )
     return 0
 
 
@@ -150,12 +106,13 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress lines on stderr")
+        self.bounds: dict[str, Bound] = {}  # dest -> bound of the subcommand's numeric flags (its knobs, --seed)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         flag = message.split(":")[0].removeprefix("argument ") if "invalid" in message else ""
         dest = next((a.dest for a in self._actions if flag in a.option_strings), None)
-        if dest in CLI_BOUNDS:  # "--steps 1e20": say the bound, not only argparse's "invalid int value"
-            message = f"{message}; {CLI_BOUNDS[dest].rule(name=flag)}"
+        if dest in self.bounds:  # "--steps 1e20": say the bound, not only argparse's "invalid int value"
+            message = f"{message}; {self.bounds[dest].rule(name=flag)}"
         print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
@@ -165,6 +122,7 @@ OUTPUT_HELP = {
     "html": "write the HTML report here",
     "pdf": "write the report as PDF here (needs a local Chromium)",
     "records": "write per-record results (CSV) here",
+    "out": "output table (.csv or .parquet)",
 }
 
 
@@ -182,53 +140,39 @@ def _cli_type(knob: Knob, default: Any) -> Callable[[str], Any]:
     return convert
 
 
+def _help(text: str) -> str:
+    return text.replace("%", "%%")  # argparse formats help strings with %
+
+
 def _add_audit(sub: Any, audit: Audit) -> None:
     """One subcommand from a registry entry: its inputs, its settings' knobs, --seed and its outputs."""
-    p = sub.add_parser(audit.name, help=f"{audit.title}: {audit.question}")
+    p = sub.add_parser(audit.name, help=_help(f"{audit.title}: {audit.question}" if audit.page else audit.method))
     for spec in audit.inputs:
-        p.add_argument(spec.cli_flag, dest=spec.name, required=spec.required, help=spec.help)
+        p.add_argument(spec.cli_flag, dest=spec.name, required=spec.required, help=_help(spec.help))
     defaults, required = audit.settings.defaults(), audit.settings.required()
     for name, knob in audit.settings.knobs().items():
         flag, default = audit.settings.flag(name), defaults.get(name)
         if isinstance(default, bool):
-            p.add_argument(flag, dest=name, action="store_true", help=knob.help or knob.label)
+            p.add_argument(flag, dest=name, action="store_true", help=_help(knob.help or knob.label))
             continue
         p.add_argument(flag, dest=name, default=default, required=name in required, type=_cli_type(knob, default),
-                       choices=knob.choices, help=knob.help or knob.label)  # fmt: skip
+                       choices=knob.choices, help=_help(knob.help or knob.label))  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
+    p.bounds = {name: k.bound for name, k in audit.settings.knobs().items() if k.bound is not None} | {"seed": SEED}
     for output in audit.outputs:
-        p.add_argument(f"--{output}", help=OUTPUT_HELP[output])
-    p.set_defaults(handler=partial(_cmd_audit, audit))
+        p.add_argument(f"--{output}", required=output == "out", help=OUTPUT_HELP[output])
+    p.set_defaults(handler=partial(_cmd_audit, audit), audit=audit)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The audits' subcommands come from :data:`audit_core.registry.REGISTRY`; ``generate`` and ``fpc-sim`` are tools."""
-    from audit_core.registry import REGISTRY
+    """Every subcommand comes from :mod:`audit_core.registry`: the audits, then the tools (generate, fpc-sim)."""
+    from audit_core.registry import REGISTRY, TOOLS
 
     parser = _Parser(prog="python -m audit_core", description="Membership-risk audits, headless.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for audit in REGISTRY.values():
+    for audit in (*REGISTRY.values(), *TOOLS.values()):
         _add_audit(sub, audit)
 
-    p = sub.add_parser("generate", help="fit a generator on a table and write synthetic rows")
-    p.add_argument("--train", required=True)
-    p.add_argument("--generator", required=True, help="generator name, e.g. gaussian_copula, ctgan, bayesian_network")
-    p.add_argument("--rows", type=int, required=True)
-    p.add_argument("--categorical", help="comma-separated columns to treat as categorical")
-    p.add_argument("--ignore", help="comma-separated columns to leave out")
-    p.add_argument("--epochs", type=int, help="training epochs (generators that have them)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="output table (.csv or .parquet)")
-    p.set_defaults(handler=_cmd_generate)
-
-    p = sub.add_parser("fpc-sim", help="simulation of the finite-population correction (METHODS.md §2)")
-    p.add_argument("--population", type=int, required=True, help="N_+: size of the finite pool")
-    p.add_argument("--train-size", type=int, required=True, help="N: size of each training subset")
-    p.add_argument("--models", type=int, default=64)
-    p.add_argument("--repeats", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json")
-    p.set_defaults(handler=_cmd_fpc_sim)
     for command in sub.choices.values():
         _add_cluster_flags(command)
     return parser
@@ -251,10 +195,13 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Checks every subcommand goes through before its handler runs (nothing is read or computed yet).
 
-    Each setting named in :data:`audit_core.common.limits.CLI_BOUNDS` is within its bound, and
-    the output paths (:data:`OUTPUT_DESTS`) can be written and are none of the input
+    The settings are valid (``Settings.validate``: every knob's bound and choices), the seed
+    is within its bound, and the output paths (:data:`OUTPUT_DESTS`) can be written and are none of the input
     files (:func:`audit_core.common.outputs.check_outputs`).
     """
+    audit = args.audit
+    args.settings = audit.settings(**{name: getattr(args, name) for name in audit.settings.knobs()})
+    args.settings.validate()  # a bad setting is one sentence before any file is read or cluster started
     outputs: dict[str, str | None] = {}
     inputs: list[str] = []
     for action in _subparser(parser, args.command)._actions:
@@ -263,8 +210,8 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         flag, value = action.option_strings[-1], getattr(args, action.dest)
         if value is None:
             continue
-        if action.dest in CLI_BOUNDS:
-            CLI_BOUNDS[action.dest].check(value, name=flag)
+        if action.dest == "seed":
+            SEED.check(value, name=flag)
         if action.dest in OUTPUT_DESTS:
             outputs[flag] = value
         elif isinstance(value, str):

@@ -13,7 +13,8 @@ choices, default, and whether changing it only re-scores), and four functions:
 handles alike): ``verdict()``, ``to_json()``, ``report()``, ``rescore(**cheap)``,
 ``records()``, ``summary()`` and ``command()``, the exact ``python -m audit_core ...``
 line that reproduces it. The router, the home page's cards and the CLI's subcommands and
-flags are generated from :data:`REGISTRY` (``audit_core.registry``); ARCHITECTURE.md
+flags are generated from ``audit_core.registry`` (its ``REGISTRY`` of audits and ``TOOLS``,
+the ``generate`` and ``fpc-sim`` subcommands, which have no page); ARCHITECTURE.md
 explains how to add an audit.
 """
 
@@ -213,8 +214,8 @@ class Audit:
     settings: type[Settings]
     run: Callable[..., Any]
     verdict: Callable[[Any], str]
-    report: Callable[[Outcome], Any]
-    summary: Callable[[Outcome], list[str]]
+    report: Callable[[Outcome], Any] | None = None
+    summary: Callable[[Outcome], list[str]] | None = None
     rescore: Callable[..., Any] | None = None
     records: Callable[[Outcome], Any] | None = None
     notes: Callable[[Outcome], list[str]] | None = None
@@ -222,6 +223,8 @@ class Audit:
     page: str | None = None
     section: str = ""
     outputs: tuple[str, ...] = ("json", "html", "pdf")
+    save: Callable[[Outcome, str], str | bytes] | None = None
+    """For a tool that makes a file (``--out``): the file's content, for the path's suffix."""
 
 
 class Ran(NamedTuple):
@@ -252,7 +255,7 @@ class Outcome:
 
     def summary(self) -> list[str]:
         """The lines the CLI prints (stdout) before the verdict."""
-        return self.audit.summary(self)
+        return self.audit.summary(self) if self.audit.summary else []
 
     def records(self) -> Any:
         return self.audit.records(self) if self.audit.records else None
@@ -267,6 +270,8 @@ class Outcome:
 
     def report(self) -> Any:
         """The report, with the command that reproduces it."""
+        if self.audit.report is None:  # pragma: no cover - the CLI offers --html only where there is a report
+            raise ValueError(f"{self.audit.name} has no report")
         return dataclasses.replace(self.audit.report(self), command=self.command())
 
     def rescore(self, **cheap: Any) -> Outcome:

@@ -1,7 +1,7 @@
 """Every size and count the audits accept, defined once.
 
-The dashboard's widgets (``min_value`` / ``max_value``), the command line's flag
-checks and the loaders all read the bounds here, so the page and the CLI refuse the
+The audits' settings (their knobs, audit_core.contract), hence the dashboard's widgets and
+the command line's flags, and the loaders all read the bounds here, so the page and the CLI refuse the
 same things with the same sentence, which names the limit. A bound protects the
 machine (no request may run for hours or allocate gigabytes) as much as it
 protects the statistics (a seed must be a valid generator seed).
@@ -90,22 +90,3 @@ MAX_ARRAY_MB = 1024
 """Largest array read from an .npz upload, in MiB, as declared in its header (checked before reading)."""
 MAX_MODEL_MB = 200
 """Largest model file, in MiB (ResNet-18 weights are 45 MB)."""
-
-CLI_BOUNDS: dict[str, Bound] = {
-    "seed": SEED,
-    "steps": ATTACK_STEPS,
-    "lam": LAMBDA,
-    "rows": GENERATED_ROWS,
-    "epochs": GENERATOR_EPOCHS,
-    "population": FPC_POPULATION,
-    "train_size": Bound("the training-set size N", 1, FPC_POPULATION.high),
-    "repeats": FPC_REPEATS,
-    "models": MODELS,
-    "prior": PRIOR,
-    "bandwidth_scale": BANDWIDTH_SCALE,
-    "delta": DELTA,
-    "n_attacks": DISCLOSURE_ATTACKS,
-    "link_k": LINK_K,
-}
-"""Command-line settings checked for every subcommand that has them (by argparse ``dest``),
-before any file is read. A new subcommand's ``--seed`` is checked without further code."""

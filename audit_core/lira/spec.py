@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from audit_core.common.limits import MIN_MODELS, MODELS, TARGET_FPR
+from audit_core.common.limits import FPC_POPULATION, FPC_REPEATS, MIN_MODELS, MODELS, TARGET_FPR, Bound
 from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Settings, knob
 
 MODEL_TYPES = ("logistic", "mlp")
@@ -105,4 +105,41 @@ LIRA = Audit(
     records=_records,
     page="views/lira_calibration.py",
     section="Trained models",
+)
+
+
+# ----------------------------------------------------------------------------- finite-population simulation (a tool)
+@dataclass(frozen=True)
+class FpcSettings(Settings):
+    population: int = knob(REQUIRED, "N_+: size of the finite pool", bound=FPC_POPULATION, parse=int)
+    train_size: int = knob(REQUIRED, "N: size of each training subset", bound=Bound("the training-set size N", 1,
+                           FPC_POPULATION.high), parse=int)  # fmt: skip
+    models: int = knob(64, "Number of models M", bound=MODELS)
+    repeats: int = knob(200, "Simulation repeats", bound=FPC_REPEATS)
+
+
+def _run_fpc(inputs, s: FpcSettings, *, seed, progress=None, client=None):
+    from audit_core.lira.fpc import fpc_simulation
+
+    return fpc_simulation(population=s.population, train_size=s.train_size, n_models=s.models, repeats=s.repeats,
+                          seed=seed)  # fmt: skip
+
+
+def _fpc_verdict(sim) -> str:
+    return (f"FPC = 1 - N/N+ = {sim.fpc:.3f}; sigma_emp/sigma_ana = {sim.ratio_empirical:.3f} "
+            f"(sqrt(FPC) = {sim.expected_ratio:.3f}), after correction {sim.ratio_corrected:.3f}")  # fmt: skip
+
+
+FPC_SIM = Audit(
+    name="fpc-sim",
+    title="Finite-population correction",
+    icon="📐",
+    question="How much does a finite pool of shadow models understate the spread of their scores?",
+    needs="nothing: a Gaussian simulation (METHODS.md §2)",
+    method="M subsets of size N from a pool of N_+; empirical vs analytic spread, before and after the correction.",
+    inputs=(),
+    settings=FpcSettings,
+    run=_run_fpc,
+    verdict=_fpc_verdict,
+    outputs=("json",),
 )

@@ -11,8 +11,16 @@ from functools import partial
 from typing import Any
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import BANDWIDTH_SCALE, DISCLOSURE_ATTACKS, GENERATED_ROWS, LINK_K, PRIOR, Bound
-from audit_core.contract import Audit, InputSpec, Outcome, Ran, Settings, csv_list, knob, read_table_input
+from audit_core.common.limits import (
+    BANDWIDTH_SCALE,
+    DISCLOSURE_ATTACKS,
+    GENERATED_ROWS,
+    GENERATOR_EPOCHS,
+    LINK_K,
+    PRIOR,
+    Bound,
+)
+from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Ran, Settings, csv_list, knob, read_table_input
 from audit_core.synthetic.comparison import DEFAULT_FRACTIONS
 
 BANDWIDTH_RULES = ("silverman", "scott", "cv")
@@ -339,4 +347,64 @@ COMPARE = Audit(
     summary=_compare_summary,
     page="views/generators.py",
     section="Synthetic data",
+)
+
+
+# ----------------------------------------------------------------------------- one generator (a tool)
+OUT_SUFFIXES = (".csv", ".parquet")
+
+
+@dataclass(frozen=True)
+class GenerateSettings(Settings):
+    generator: str = knob(REQUIRED, "Generator", "generator name, e.g. gaussian_copula, ctgan, bayesian_network")
+    rows: int = knob(REQUIRED, "Synthetic rows", bound=GENERATED_ROWS, parse=int)
+    categorical: tuple[str, ...] = _columns("Categorical columns", "comma-separated columns to treat as categorical")
+    ignore: tuple[str, ...] = _columns("Ignored columns", "comma-separated columns to leave out")
+    epochs: int | None = knob(None, "Epochs", "training epochs (generators that have them)", bound=GENERATOR_EPOCHS,
+                              parse=int)  # fmt: skip
+
+    def validate(self) -> None:
+        super().validate()
+        from audit_core.synthetic.generators import GENERATORS
+
+        if self.generator not in GENERATORS:
+            raise InputError(f"Unknown generator '{self.generator}'; choose one of {', '.join(GENERATORS)}.")
+        if self.generator == "population":
+            raise InputError(
+                "The 'population' reference returns real rows held out from training; it only exists inside a "
+                "comparison (the dashboard's Generate & compare page, or the compare command); choose another generator."
+            )
+        if self.epochs is not None and not GENERATORS[self.generator].has_epochs:
+            raise InputError(f"Generator '{self.generator}' has no epochs; leave out --epochs.")
+
+
+def _run_generate(inputs, s: GenerateSettings, *, seed, progress=None, client=None):
+    from audit_core.common.tables import infer_column_types
+    from audit_core.synthetic.generators import make_generator
+
+    train = inputs["train"]
+    types = infer_column_types(train, categorical=s.categorical, ignore=s.ignore)
+    generator = make_generator(s.generator, **({} if s.epochs is None else {"epochs": s.epochs}))
+    generator.fit(train, types=types, seed=seed, progress=progress)
+    return generator.sample(s.rows, seed=seed)
+
+
+def _save_table(outcome: Outcome, path: str) -> str | bytes:
+    table = outcome.value
+    return table.to_csv(index=False) if path.lower().endswith(".csv") else table.to_parquet(index=False)
+
+
+GENERATE = Audit(
+    name="generate",
+    title="Generate a synthetic table",
+    icon="🧪",
+    question="What does one generator make of this table?",
+    needs="a training table (CSV or Parquet)",
+    method="Fit one generator on --train and write --rows synthetic rows to --out (.csv or .parquet).",
+    inputs=(_table_input("train", "the table the generator is fitted on"),),
+    settings=GenerateSettings,
+    run=_run_generate,
+    verdict=lambda table: f"wrote {len(table):,} synthetic rows",
+    outputs=("out",),
+    save=_save_table,
 )

@@ -22,3 +22,12 @@ def test_bad_epsilon_is_one_line_exit_2():
     r = _run("fabrication", "--dataset", "digits", "--epsilon", "eight")
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_every_subcommand_has_a_help_page():
+    from audit_core.registry import REGISTRY, TOOLS
+
+    for name in ["", *REGISTRY, *TOOLS]:
+        r = _run(*([name] if name else []), "--help")
+        assert r.returncode == 0, r.stderr
+        assert "usage: python -m audit_core" in r.stdout
