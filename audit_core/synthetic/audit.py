@@ -874,51 +874,29 @@ def audit_synthetic(
 
     Parameters
     ----------
-    train : pandas.DataFrame
-        The generator's training table (members).
-    holdout : pandas.DataFrame
-        Records of the same population the generator never saw (non-members).
-    synthetic : pandas.DataFrame
-        The generator's output.
+    train, holdout, synthetic : pandas.DataFrame
+        The generator's training table (members), records of the same population it never
+        saw (non-members) and its output.
     auxiliary : pandas.DataFrame, optional
-        Population data the attacker holds. Without it, a random ``aux_share``
-        of the holdout plays that role and is left out of the attack set.
+        Population data the attacker holds; without it a random ``aux_share`` of the
+        holdout plays that role and is left out of the attack set.
     types : ColumnTypes, optional
         Column types; inferred from ``train`` when None.
-    prior : float
-        ``pi`` in ``P(member | d)`` (METHODS.md §1.3).
-    bandwidth : {"silverman", "scott", "cv"} or float
-        KDE bandwidth rule (scaled by the data's spread) or a fixed bandwidth.
-    bandwidth_scale : float
-        Multiplier on the bandwidth.
-    n_folds : int
-        Cross-fitting folds of the true-distribution attack.
-    aux_quantile : float
-        Share of auxiliary records the realistic attacker pseudo-labels as
-        members (the closest ones): the expected member fraction.
-    aux_share : float
-        Share of the holdout set aside as auxiliary data when none is given.
-    balance : bool
-        Draw as many members as non-members (the smaller group's size).
-    max_per_class : int, optional
-        Cap on members and on non-members in the attack set (random sample).
+    prior, bandwidth, bandwidth_scale
+        ``pi`` in ``P(member | d)``; the KDE bandwidth rule (``silverman``, ``scott``,
+        ``cv``) or a fixed bandwidth, and a multiplier on it (METHODS.md §1.2-1.3).
+    n_folds, aux_quantile
+        Cross-fitting folds of the true-distribution attack; the share of auxiliary records
+        the realistic attacker pseudo-labels as members (the closest ones).
+    balance, max_per_class
+        As many members as non-members; a cap on each (random sample).
     density_ratio : bool
-        Also run a DOMIAS-style attack (van Breugel et al., 2023): the ratio of
-        the synthetic density to the auxiliary (population) density at each
-        record, by 1-nearest-neighbour estimates, which rank records by
-        ``log(d_aux) - log(d_syn)`` whatever the dimension. Costs one more
-        nearest-neighbour search (attack set against the auxiliary records).
-    seed : int
-        Seeds the sampling, the folds and the tie-breaking.
-    progress : callable, optional
-        ``progress(fraction, message)``.
+        Also run a DOMIAS-style attack (van Breugel et al., 2023): ``log(d_aux) - log(d_syn)``
+        from 1-nearest-neighbour distances (one more nearest-neighbour search).
+    seed, progress
+        Seeds the sampling, the folds and the tie-breaking; ``progress(fraction, message)``.
     client : distributed.Client, optional
-        Run the nearest-neighbour searches on this Dask cluster (same numbers;
-        :mod:`audit_core.synthetic.distributed_distance`); None runs them in this process.
-
-    Returns
-    -------
-    SyntheticAudit
+        Run the nearest-neighbour searches on this Dask cluster (same numbers); None: here.
 
     Raises
     ------
