@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import datetime as dt
 import gc
 import hashlib
@@ -19,12 +20,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from audit_core import contract
 from audit_core.common.limits import SEED
 from audit_core.common.report import Report, pdf_available, to_json_text
 from audit_core.common.roc import TprAtFpr
 from audit_core.common.runtime import ProgressFn
 from audit_core.common.tables import read_table
-from audit_core.contract import Outcome
+from audit_core.contract import Audit, Inputs, Outcome, Settings
 from ui import state
 
 HELP: dict[str, str] = {
@@ -364,6 +366,33 @@ def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwar
         result = fn(*args, progress=progress, **kwargs)
     store.put(key, result, session)
     return result
+
+
+def run_audit(
+    audit: Audit, inputs: Inputs, settings: Settings, *, seed: int, label: str, cache_rescore: bool = False
+) -> tuple[str, Outcome]:
+    """A page's one call into audit_core: ``(key, outcome)`` for these inputs, settings and seed.
+
+    The heavy run (``audit_core.contract.run``, on the Dask cluster when the dashboard has one)
+    happens once per inputs, seed and costly settings, kept in the one result store under
+    ``key``; a later change of a ``rescore`` knob re-scores that run instead of repeating it.
+    ``cache_rescore`` also keeps each re-scored outcome (for audits whose re-scoring takes seconds).
+    """
+    from ui.cluster import dask_client
+
+    knobs, defaults = settings.knobs(), settings.defaults()
+    cheap = {name: getattr(settings, name) for name, k in knobs.items() if k.rescore}
+    key = fingerprint(audit.name, dict(inputs.data), dataclasses.replace(settings, **{n: defaults[n] for n in cheap}).as_dict(),
+                      seed)  # fmt: skip
+
+    def compute(progress: ProgressFn) -> Outcome:
+        return contract.run(audit, inputs, settings, seed=seed, progress=progress, client=dask_client())
+
+    outcome = cached_run(label, key, compute)
+    if not cache_rescore or not dataclasses.replace(outcome.settings, **cheap).changed(outcome.settings):
+        return key, outcome.rescore(**cheap)
+    rescored = fingerprint(key, "rescore", cheap)
+    return key, cached_run("Re-scoring", rescored, lambda progress: outcome.rescore(**cheap))
 
 
 def metric_card(label: str, value: str, *, help: str | None = None, delta: str | None = None) -> None:

@@ -1,12 +1,13 @@
 """Calibrated vs naive LiRA: is 'TPR at 1 % FPR' a number one can trust? (METHODS.md §2)"""
 
+from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.contract import Inputs, Outcome
-from audit_core.lira.audit import check_lira_settings, evaluate_pool, train_pool
+from audit_core.contract import Inputs
+from audit_core.lira.audit import check_lira_settings
 from audit_core.lira.figures import (
     LABELS,
     fpc_figure,
@@ -20,7 +21,6 @@ from audit_core.lira.figures import (
 from audit_core.lira.spec import LIRA, LiraSettings, fpc_sims
 from audit_core.lira.verdict import verdict
 from ui import state
-from ui.cluster import dask_client
 from ui.common import (
     HELP,
     cached_run,
@@ -30,9 +30,9 @@ from ui.common import (
     remember_result,
     report_downloads,
     reproduce,
+    run_audit,
     seed_input,
     show_input_error,
-    stored_result,
     take_autorun,
 )
 from ui.widgets import knob_input
@@ -43,11 +43,6 @@ SAMPLES = {
     "Adult (32,561 rows)": (Path("sample_data/adult.csv"), "income_per_year"),
 }
 ALPHAS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1]
-
-
-def _evaluate(pool, fpr: float, seed: int, *, progress=None):
-    """Cheap part: every aggregation at alpha, as the CLI computes it (the trained pool is not retrained)."""
-    return evaluate_pool(pool, fpr=fpr, seed=seed, progress=progress)
 
 
 def _fpc(n_models: int, seed: int, *, progress=None):
@@ -98,15 +93,11 @@ if autorun:
 if submitted:
     try:
         check_lira_settings(len(data), n_models=int(n_models), fpr=float(alpha))  # refuse bad M / alpha before training
-        token = fingerprint("lira", data, target, model, int(n_models), int(seed))
-        cached_run(f"Training {int(n_models)} {model} models as one batch", token, train_pool, data, target=target,
-                   model=model, n_models=int(n_models), fpr=float(alpha), seed=int(seed), client=dask_client())  # fmt: skip
-        # The session keeps the key, not the pool: the one bounded store holds it (ui.common.ResultStore).
         st.session_state[state.Lira.RESULT] = {
             "data": data,
             "name": name,
             "path": str(path) if source in SAMPLES or autorun else name,
-            "token": token,
+            "settings": LiraSettings(target=target, model=model, models=int(n_models)),
             "seed": int(seed),
         }
     except InputError as exc:
@@ -117,17 +108,20 @@ if saved is None:
     st.info("Pick a table and press **Train** (German Credit with 32 logistic models takes a few seconds).")
     st.stop()
 
-pool = stored_result(saved["token"])
-if pool is None:
-    st.info("These models were dropped from the server's memory to make room for other audits: train them again.")
-    st.stop()
 fpr = float(alpha)
+settings = replace(saved["settings"], fpr=fpr)
 try:
-    result = cached_run("Re-scoring the trained models", fingerprint(saved["token"], "evaluate", fpr, saved["seed"]),
-                        _evaluate, pool, fpr, saved["seed"])  # fmt: skip
+    # The models are trained once per table, target, model, M and seed (the one bounded result store);
+    # moving alpha re-scores them.
+    saved["token"], outcome = run_audit(
+        LIRA, Inputs({"data": saved["data"]}, {"data": saved["path"]}), settings, seed=saved["seed"],
+        label=f"Training {settings.models} {settings.model} models as one batch", cache_rescore=True,
+    )  # fmt: skip
 except InputError as exc:
     show_input_error(exc)
     st.stop()
+result = outcome.value
+pool = result.pool
 ev, sw = result.evaluation, result.sweep
 
 # ----------------------------------------------------------------------------- results
@@ -203,9 +197,7 @@ with tab_rec:
     st.dataframe(vulnerable_table(ev, saved["data"]), hide_index=True, width="stretch")
     st.caption("Records with the highest TPR at their own alpha-threshold; separation = (mu_in - mu_out) / sd_out.")
 
-settings = LiraSettings(target=pool.target, model=pool.model, models=pool.n_models, fpr=fpr)
-outcome = Outcome(LIRA, result, Inputs({"data": saved["data"]}, {"data": saved["path"]}), settings, seed=saved["seed"],
-                  extras={"fpc_sims": sims})  # fmt: skip
+outcome = replace(outcome, extras={"fpc_sims": sims})
 reproduce(outcome, key="lira.downloads")
 report_downloads(outcome.report(), records=records_table(ev), key="lira.downloads")
 remember_result(

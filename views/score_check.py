@@ -8,21 +8,20 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.common.privacy_bound import ASSUMPTION
-from audit_core.contract import Inputs, Outcome
-from audit_core.scores.audit import ScoreCheck, score_check
+from audit_core.contract import Inputs
+from audit_core.scores.audit import ScoreCheck
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
 from audit_core.scores.spec import SCORES, ScoreSettings
 from audit_core.scores.verdict import verdict
 from ui import state
 from ui.common import (
     HELP,
-    cached_run,
-    fingerprint,
     load_table,
     metric_card,
     remember_result,
     report_downloads,
     reproduce,
+    run_audit,
     seed_input,
     show_input_error,
     take_autorun,
@@ -79,12 +78,11 @@ if autorun and table is not None:
 
 if submitted:
     try:
-        fprs = tuple(sorted(float(f) for f in fprs))
-        key = fingerprint("scores", table, fprs, float(delta), int(seed), name)
-        check = cached_run("Evaluating the scores", key, lambda progress: score_check(
-            table, fprs=fprs, delta=float(delta), seed=int(seed), name=name))  # fmt: skip
         path = str(SAMPLE.relative_to(ROOT)) if source == SAMPLE_LABEL else name
-        st.session_state[state.ScoreCheck.RESULT] = {"check": check, "table": table, "path": path, "source": name}
+        settings = ScoreSettings(fpr=tuple(sorted(float(f) for f in fprs)), delta=float(delta))
+        _, outcome = run_audit(SCORES, Inputs({"scores": table}, {"scores": path}), settings, seed=int(seed),
+                               label="Evaluating the scores")  # fmt: skip
+        st.session_state[state.ScoreCheck.RESULT] = {"outcome": outcome, "source": name}
     except InputError as exc:
         show_input_error(exc)
         st.session_state.pop(state.ScoreCheck.RESULT, None)
@@ -93,7 +91,8 @@ saved = st.session_state.get(state.ScoreCheck.RESULT)
 if saved is None:
     st.stop()
 
-check: ScoreCheck = saved["check"]
+outcome = saved["outcome"]
+check: ScoreCheck = outcome.value
 st.divider()
 st.subheader(f"Result: {saved['source']}")
 st.info(verdict(check))
@@ -139,8 +138,6 @@ st.caption(
 st.dataframe(check.records.head(1000), hide_index=True, width="stretch")
 
 st.subheader("Downloads")
-outcome = Outcome(SCORES, check, Inputs({"scores": saved["table"]}, {"scores": saved["path"]}),
-                  ScoreSettings(fpr=tuple(check.fprs), delta=check.delta), seed=check.seed)  # fmt: skip
 reproduce(outcome, key="score_check.downloads")
 report_downloads(outcome.report(), records=check.records, key="score_check.downloads")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -9,8 +10,8 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.common.tables import ColumnTypes, infer_column_types
-from audit_core.contract import Inputs, Outcome
-from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, audit_synthetic, exposed_records, record_comparison, rescore
+from audit_core.contract import Inputs
+from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, exposed_records, record_comparison
 from audit_core.synthetic.disclosure import add_to_records
 from audit_core.synthetic.figures import (
     REALISTIC_NOT_CALIBRATED,
@@ -23,19 +24,16 @@ from audit_core.synthetic.figures import (
 from audit_core.synthetic.spec import TABULAR, TabularResult, TabularSettings
 from audit_core.synthetic.verdict import risk_level, verdict
 from ui import state
-from ui.cluster import dask_client
 from ui.common import (
     HELP,
-    cached_run,
-    fingerprint,
     load_table,
     metric_card,
     remember_result,
     report_downloads,
     reproduce,
+    run_audit,
     seed_input,
     show_input_error,
-    stored_result,
     take_autorun,
     tpr_card,
 )
@@ -63,19 +61,6 @@ RULES = ["silverman", "scott", "cv"]
 
 
 # ----------------------------------------------------------------------------- cached steps
-def _audit(tables: dict[str, pd.DataFrame], types: ColumnTypes, seed: int, *, progress) -> SyntheticAudit:
-    return audit_synthetic(
-        tables["train"],
-        tables["holdout"],
-        tables["synthetic"],
-        tables.get("auxiliary"),
-        types=types,
-        seed=seed,
-        progress=progress,
-        client=dask_client(),  # the distance search on the cluster when AUDIT_DASK_SCHEDULER names one
-    )
-
-
 # ----------------------------------------------------------------------------- inputs
 def _load_tables(source: str) -> dict[str, pd.DataFrame] | None:
     if source in SAMPLES:
@@ -269,34 +254,19 @@ if tables is not None:
         run_clicked = st.form_submit_button("▶ Run the audit", type="primary")
 
 if (run_clicked or autorun) and tables is not None and types is not None:
-    try:
-        seed = int(st.session_state.get(state.Synthetic.SEED, 0))
-        key = fingerprint("synthetic", tables, types.numeric, types.categorical, types.ignored, seed)
-        audit = cached_run("Auditing the synthetic table", key, _audit, tables, types, seed)
-        # The session keeps the key, not the audit: the bounded store holds it (ui.common.ResultStore).
-        st.session_state[state.Synthetic.RESULT] = {
-            "key": key,
-            "source": source,
-            "tables": tables,
-            "paths": dict(st.session_state.get(state.Synthetic.PATHS, {})),
-            "types": types,
-            "seed": seed,
-        }
-    except InputError as exc:
-        show_input_error(exc)
+    st.session_state[state.Synthetic.RESULT] = {
+        "source": source,
+        "tables": tables,
+        "paths": dict(st.session_state.get(state.Synthetic.PATHS, {})),
+        "types": types,
+        "seed": int(st.session_state.get(state.Synthetic.SEED, 0)),
+    }
 
 result = st.session_state.get(state.Synthetic.RESULT)
 if result is None:
     st.stop()
-base: SyntheticAudit | None = stored_result(result["key"])
-if base is None:
-    st.info("This result was dropped from the server's memory to make room for other audits: run the audit again.")
-    st.stop()
 st.divider()
 st.subheader(f"Result: {result['source']}")
-for note in base.warnings:
-    st.caption("ℹ️ " + note)
-
 with st.container(border=True):
     st.markdown("**Re-score instantly** (distances are kept; only the 1-D densities are refitted)")
     c1, c2, c3 = st.columns(3)
@@ -306,10 +276,17 @@ with st.container(border=True):
     prior = knob_input(c3, TabularSettings, "prior", slider=True, min_value=0.01, max_value=0.99, step=0.01,
                        key=state.Synthetic.PRIOR, help=HELP["p_member"])  # fmt: skip
 try:
-    audit = rescore(base, bandwidth=rule, bandwidth_scale=float(scale), prior=float(prior))
+    # The session keeps the inputs' names, not the audit: the bounded result store holds it (ui.common.ResultStore).
+    settings = _settings(result["types"], rule, float(scale), float(prior), None)
+    key, outcome = run_audit(TABULAR, Inputs(result["tables"], result["paths"]), settings, seed=result["seed"],
+                             label="Auditing the synthetic table")  # fmt: skip
 except InputError as exc:
     show_input_error(exc)
     st.stop()
+result["key"] = key
+audit = outcome.value.audit
+for note in audit.warnings:
+    st.caption("ℹ️ " + note)
 
 _show_verdict(audit)
 _metric_cards(audit)
@@ -334,8 +311,8 @@ if audit.overlaps:
 disclosure = disclosure_section(audit, result["key"])
 
 st.subheader("Downloads")
-outcome = Outcome(TABULAR, TabularResult(audit, disclosure), Inputs(result["tables"], result["paths"]),
-                  _settings(result["types"], rule, float(scale), float(prior), disclosure), seed=result["seed"])  # fmt: skip
+outcome = replace(outcome, value=TabularResult(audit, disclosure),
+                  settings=_settings(result["types"], rule, float(scale), float(prior), disclosure))  # fmt: skip
 reproduce(outcome, key="synthetic")
 records = audit.records if disclosure is None else add_to_records(audit.records, disclosure)
 report_downloads(outcome.report(), records=records, key="synthetic")

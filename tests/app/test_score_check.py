@@ -20,7 +20,7 @@ def test_page_runs_on_the_sample_and_matches_the_backend():
     at.run()
     assert not at.exception
     assert not at.error
-    check = at.session_state[state.ScoreCheck.RESULT]["check"]
+    check = at.session_state[state.ScoreCheck.RESULT]["outcome"].value
     direct = score_check(read_scores(ROOT / "sample_data" / "scores.csv"), fprs=(0.001, 0.01, 0.1), delta=1e-5, seed=0)
     assert check.to_json() == direct.to_json()
     eps = [m.value for m in at.metric if m.label == "epsilon ≥"]
@@ -36,7 +36,7 @@ def test_form_reruns_with_other_settings():
     at.button[0].click().run()
     assert not at.exception
     assert not at.error
-    check = at.session_state[state.ScoreCheck.RESULT]["check"]
+    check = at.session_state[state.ScoreCheck.RESULT]["outcome"].value
     assert check.fprs == (0.05,)
     assert [m.label for m in at.metric].count("TPR at 5 % FPR") == 2
 

@@ -17,8 +17,8 @@ COPULA = "Adult – Gaussian copula synthetic"
 
 
 def _audit(at: AppTest):
-    """The audit the page stored: the session keeps its key, the bounded result store the audit."""
-    return _result_store().get(at.session_state[state.Synthetic.RESULT]["key"])
+    """The audit the page stored: the session keeps its key, the bounded result store the audit's outcome."""
+    return _result_store().get(at.session_state[state.Synthetic.RESULT]["key"]).value.audit
 
 
 def _run(source: str) -> AppTest:
