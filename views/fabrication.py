@@ -5,7 +5,7 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.common.roc import DEFAULT_FPRS
 from audit_core.contract import Inputs, Outcome
-from audit_core.fabrication.audit import DEFAULT_EPSILON, MIAS, audit_epsilon, run_fabrication, setup_fabrication
+from audit_core.fabrication.audit import DEFAULT_EPSILON, MIAS
 from audit_core.fabrication.figures import (
     MIA_LABELS,
     adaptive_figure,
@@ -21,7 +21,7 @@ from audit_core.fabrication.figures import (
     score_histogram,
     tpr_table,
 )
-from audit_core.fabrication.spec import FABRICATION, FabricationSettings
+from audit_core.fabrication.spec import FABRICATION, FabricationSettings, prepare_setup, run_attack
 from audit_core.fabrication.verdict import regime_sentence, verdict
 from ui import state
 from ui.common import (
@@ -92,40 +92,33 @@ if autorun:
 
 if submitted:
     source = SOURCES[source_label]
+    upload = source == "upload"
     try:
-        if source == "upload":
+        data, paths, kind = {}, {}, "safetensors"
+        if upload:
             if npz is None:
                 raise InputError("Choose an .npz file with images, labels and is_member, or pick a bundled data set.")
-            raw = npz.getvalue()
-            mbytes = model_file.getvalue() if model_file is not None else None
-            kind = "torchscript" if model_file is not None and model_file.name.endswith(".pt") else "safetensors"
-            names = (npz.name, model_file.name if model_file is not None else None)
-            key = fingerprint("fab-setup", raw, mbytes or b"", names, kind, arch, bool(trusted), int(seed))
-            setup = cached_run(
-                "Loading and training models", key, setup_fabrication, images=raw, images_name=names[0],
-                model=mbytes, model_name=names[1], model_format=kind, architecture=arch, trusted=bool(trusted),
-                seed=int(seed),
-            )
-        else:
-            key = fingerprint("fab-setup", source, int(seed))
-            setup = cached_run(f"Training the target and reference models on {source}", key, setup_fabrication,
-                               dataset=source, seed=int(seed))
-        epsilon = audit_epsilon(f"{eps_255}/255", None if source == "upload" else source)
-        run_key = fingerprint("fab-run", key, epsilon, int(steps), attack, int(seed))
-        result = cached_run(
-            f"Fabricating members ({attack}, epsilon {eps_255}/255, T = {int(steps)})", run_key, run_fabrication,
-            setup, epsilon=epsilon, steps=int(steps), attack=attack, lam=1.0, seed=int(seed),
-        )
-        # The session keeps the key, not the result: the bounded store holds it (ui.common.ResultStore).
-        upload = source == "upload"
+            data["images"], paths["images"] = npz.getvalue(), npz.name
+            if model_file is not None:
+                data["model"], paths["model"] = model_file.getvalue(), model_file.name
+                kind = "torchscript" if model_file.name.endswith(".pt") else "safetensors"
         settings = FabricationSettings(
-            dataset=None if upload else source, architecture=arch if upload else "small_cnn",
-            model_format=kind if upload else "safetensors", trust_torchscript=bool(trusted) if upload else False,
-            epsilon=f"{eps_255}/255", steps=int(steps), attack=attack,
+            dataset=None if upload else source, architecture=arch if upload else "small_cnn", model_format=kind,
+            trust_torchscript=bool(trusted) if upload else False, epsilon=f"{eps_255}/255", steps=int(steps),
+            attack=attack,
         )  # fmt: skip
-        paths = {k: v for k, v in zip(("images", "model"), names if upload else (), strict=False) if v}
+        inputs, seed = Inputs(data, paths), int(seed)
+        # Two steps, as the CLI runs them (audit_core.fabrication.spec): the models are trained once per data,
+        # model and seed; a new epsilon, T or attack re-runs only the attack.
+        key = fingerprint("fab-setup", data, paths, settings.dataset, arch, kind, settings.trust_torchscript, seed)
+        label = "Loading and training models" if upload else f"Training the target and reference models on {source}"
+        setup = cached_run(label, key, lambda progress: prepare_setup(inputs, settings, seed=seed, progress=progress))
+        run_key = fingerprint("fab-run", key, settings.as_dict(), seed)
+        cached_run(f"Fabricating members ({attack}, epsilon {eps_255}/255, T = {int(steps)})", run_key,
+                   lambda progress: run_attack(setup, settings, seed=seed, progress=progress))  # fmt: skip
+        # The session keeps the key, not the result: the bounded store holds it (ui.common.ResultStore).
         st.session_state[state.Fabrication.RESULT] = {"key": run_key, "inputs": list(setup.inputs), "settings": settings,
-                                                      "paths": paths, "seed": int(seed)}  # fmt: skip
+                                                      "paths": paths, "seed": seed}  # fmt: skip
     except InputError as exc:
         show_input_error(exc)
 

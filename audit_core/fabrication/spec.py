@@ -36,24 +36,36 @@ class FabricationSettings(Settings):
     attack: str = knob("mfa", "Attack", "MFA (momentum + cosine steps), I-PGD or I-CW.", choices=ATTACKS)
 
 
-def _run(inputs, s: FabricationSettings, *, seed, progress=None, client=None):
+def prepare_setup(inputs, s: FabricationSettings, *, seed: int, progress=None):
+    """The data, the audited model and the reference models (the slow part; the page keeps it across attacks)."""
     from audit_core.common.errors import InputError
-    from audit_core.fabrication.audit import audit_epsilon, run_fabrication, setup_fabrication
+    from audit_core.fabrication.audit import audit_epsilon, setup_fabrication
 
     images, model = inputs.get("images"), inputs.get("model")
-    epsilon = audit_epsilon(s.epsilon, s.dataset)
+    audit_epsilon(s.epsilon, s.dataset)  # a bad epsilon is one sentence before any model is trained
     if images is not None and s.dataset:
         raise InputError("Give either --images (your own data) or --dataset (a bundled one), not both.")
     if model is not None and images is None:
         raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
     names = {k: Path(v).name for k, v in inputs.paths.items()}  # named in the JSON and report by file name
-    setup = setup_fabrication(
+    return setup_fabrication(
         dataset=None if images is not None else (s.dataset or "digits"), images=images, images_name=names.get("images"),
         model=model, model_name=names.get("model"), model_format=s.model_format, architecture=s.architecture,
-        trusted=s.trust_torchscript, seed=seed, progress=sub_progress(progress, 0.0, 0.4),
+        trusted=s.trust_torchscript, seed=seed, progress=progress,
     )  # fmt: skip
-    result = run_fabrication(setup, epsilon=epsilon, steps=s.steps, attack=s.attack, lam=s.lam, seed=seed,
-                             progress=sub_progress(progress, 0.4, 1.0))  # fmt: skip
+
+
+def run_attack(setup, s: FabricationSettings, *, seed: int, progress=None):
+    """Fabricate members at ``epsilon`` and measure MFD and AR-MIA on a prepared setup."""
+    from audit_core.fabrication.audit import audit_epsilon, run_fabrication
+
+    return run_fabrication(setup, epsilon=audit_epsilon(s.epsilon, s.dataset), steps=s.steps, attack=s.attack,
+                           lam=s.lam, seed=seed, progress=progress)  # fmt: skip
+
+
+def _run(inputs, s: FabricationSettings, *, seed, progress=None, client=None):
+    setup = prepare_setup(inputs, s, seed=seed, progress=sub_progress(progress, 0.0, 0.4))
+    result = run_attack(setup, s, seed=seed, progress=sub_progress(progress, 0.4, 1.0))
     return Ran(result, {"setup_inputs": list(setup.inputs)})
 
 
