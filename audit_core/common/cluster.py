@@ -228,9 +228,13 @@ def gather_tasks(
                         f"The input of {labels[i]} was lost with a Dask worker that died; "
                         "the audit stopped without a result (run it again)."
                     ) from exc
-                except Exception as exc:  # handed to on_error or raised as it is
+                except InputError as exc:  # one sentence already
                     if on_error is None:
                         raise
+                    results[i] = on_error(i, exc)
+                except Exception as exc:  # handed to on_error, or one sentence: never a traceback on the page
+                    if on_error is None:
+                        raise InputError(_task_failed(labels[i], exc)) from exc
                     results[i] = on_error(i, exc)
                 if on_done is not None:
                     on_done(i, results[i])
@@ -238,6 +242,14 @@ def gather_tasks(
         for fut in pending:
             fut.cancel()
     return results
+
+
+def _task_failed(label: str, exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return (
+        f"The Dask cluster could not run {label} ({first}); the audit stopped without a result. The scheduler and "
+        "every worker need this project's environment: the same requirements.txt and this folder on PYTHONPATH."
+    )
 
 
 def run_tasks(

@@ -243,3 +243,13 @@ def test_pages_send_their_heavy_steps_to_the_cluster(client, monkeypatch):
 
     _result_store().clear()  # the in-process run must compute, not find the cluster's result
     assert run_page() == on_cluster
+
+
+def test_a_task_that_fails_on_the_cluster_is_one_sentence(client):
+    """An error inside a task (or a scheduler that cannot unpickle it) stops the audit with a sentence, not a traceback."""
+    import operator
+
+    from audit_core.common.cluster import run_tasks
+
+    with pytest.raises(InputError, match=r"could not run block 1 \(division by zero\); the audit stopped without a result"):
+        run_tasks(client, operator.truediv, [(1, 0)], labels=["block 1"])
