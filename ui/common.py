@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core import contract
+from audit_core.common.hashing import fingerprint
 from audit_core.common.limits import SEED
 from audit_core.common.report import Report, pdf_available, to_json_text
 from audit_core.common.roc import TprAtFpr
@@ -296,38 +297,9 @@ def stored_result(key: str) -> Any | None:
     return _result_store().get(key, _session_id())
 
 
-def fingerprint(*parts: Any) -> str:
-    """A stable hash of tables, arrays, dicts and scalars (the key of a heavy result)."""
-    h = hashlib.sha256()
-
-    def feed(x: Any) -> None:
-        if isinstance(x, pd.DataFrame):
-            h.update(str(x.attrs.get(UPLOADED_BY, "")).encode())  # an upload's results are its session's alone
-            h.update(pd.util.hash_pandas_object(x, index=False).to_numpy().tobytes())
-            h.update("|".join(map(str, x.columns)).encode() + str(x.dtypes.tolist()).encode())
-        elif isinstance(x, np.ndarray):
-            h.update(np.ascontiguousarray(x).tobytes() + str((x.dtype, x.shape)).encode())
-        elif isinstance(x, dict):
-            for k in sorted(x, key=str):
-                feed(str(k))
-                feed(x[k])
-        elif isinstance(x, list | tuple):
-            h.update(b"[")
-            for v in x:
-                feed(v)
-            h.update(b"]")
-        else:
-            h.update(repr(x).encode())
-        h.update(b";")
-
-    for part in parts:
-        feed(part)
-    return h.hexdigest()
-
-
 UPLOADED_BY = "uploaded_by_session"
-"""``DataFrame.attrs`` key of an uploaded table: the session that uploaded it. :func:`fingerprint` mixes it into
-every key computed from the table, so one session never receives a result made from another session's upload."""
+"""``DataFrame.attrs`` key of an uploaded table: the session that uploaded it. ``fingerprint`` hashes a table's attrs
+with it, so one session never receives a result computed from another session's upload."""
 
 
 def load_table(source: bytes | str | Path, name: str, *, upload: bool) -> pd.DataFrame:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import streamlit as st
 
 from audit_core.common.errors import InputError
+from audit_core.common.hashing import fingerprint
 from audit_core.common.limits import DISCLOSURE_ATTACKS, LINK_K
 from audit_core.synthetic.audit import SyntheticAudit
 from audit_core.synthetic.disclosure import DEFAULT_N_ATTACKS, DisclosureAudit, DisclosureRoles, audit_disclosure, default_roles
 from audit_core.synthetic.figures import results_table, risk_figure
 from ui import state
-from ui.common import cached_run, fingerprint, show_input_error, stored_result
+from ui.common import cached_run, show_input_error, stored_result
 
 
 def _run(audit: SyntheticAudit, roles: DisclosureRoles, n_attacks: int, link_k: int, *, progress) -> DisclosureAudit:

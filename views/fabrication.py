@@ -3,6 +3,7 @@
 import streamlit as st
 
 from audit_core.common.errors import InputError
+from audit_core.common.hashing import fingerprint
 from audit_core.common.roc import DEFAULT_FPRS
 from audit_core.contract import Inputs, Outcome
 from audit_core.fabrication.audit import DEFAULT_EPSILON, MIAS
@@ -27,7 +28,6 @@ from ui import state
 from ui.common import (
     HELP,
     cached_run,
-    fingerprint,
     metric_card,
     remember_result,
     report_downloads,

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.common.errors import InputError
+from audit_core.common.hashing import fingerprint
 from audit_core.contract import Inputs, Outcome
 from audit_core.synthetic.comparison import GeneratorComparison, compare_generators
 from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
@@ -17,7 +18,6 @@ from audit_core.synthetic.verdict import comparison_verdict
 from ui import state
 from ui.cluster import dask_client
 from ui.common import (
-    fingerprint,
     keep_result,
     load_table,
     progress_reporter,

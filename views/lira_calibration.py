@@ -6,6 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit_core.common.errors import InputError
+from audit_core.common.hashing import fingerprint
 from audit_core.contract import Inputs
 from audit_core.lira.audit import check_lira_settings
 from audit_core.lira.figures import (
@@ -24,7 +25,6 @@ from ui import state
 from ui.common import (
     HELP,
     cached_run,
-    fingerprint,
     load_table,
     metric_card,
     remember_result,

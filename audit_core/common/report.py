@@ -29,6 +29,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from audit_core.common.errors import InputError
+from audit_core.common.hashing import table_digest
 
 REPORTED_PACKAGES = (
     "numpy",
@@ -82,9 +83,7 @@ def describe_input(name: str, data: pd.DataFrame | np.ndarray | bytes, *, detail
     bytes for an array or file), so the same data gives the same hash on any machine.
     """
     if isinstance(data, pd.DataFrame):
-        row_hashes = pd.util.hash_pandas_object(data, index=False).to_numpy()
-        digest = hashlib.sha256(row_hashes.tobytes() + "|".join(map(str, data.columns)).encode()).hexdigest()
-        return InputSummary(name, int(data.shape[0]), int(data.shape[1]), digest, detail)
+        return InputSummary(name, int(data.shape[0]), int(data.shape[1]), table_digest(data), detail)
     if isinstance(data, np.ndarray):
         arr = np.ascontiguousarray(data)
         digest = hashlib.sha256(arr.tobytes() + str(arr.shape).encode()).hexdigest()

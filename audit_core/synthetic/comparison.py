@@ -14,7 +14,6 @@ only after a step finishes.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import math
 import time
@@ -27,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.common.errors import InputError
+from audit_core.common.hashing import fingerprint
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
 from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
 from audit_core.synthetic.generators import GENERATORS, MIN_TRAIN_ROWS, SDV_TABLE, check_generator_input, make_generator
@@ -365,14 +365,6 @@ def rescore_comparison(
     return replace(comparison, runs=runs)
 
 
-def frame_fingerprint(df: pd.DataFrame) -> str:
-    """A short hash of a table's content (cache keys)."""
-    digest = hashlib.sha256()
-    digest.update(repr(list(df.columns)).encode())
-    digest.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
-    return digest.hexdigest()[:16]
-
-
 def _error_text(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     first = text[0] if text else ""
@@ -403,8 +395,8 @@ def fit_and_sample(
     gen = make_generator(name, **dict(params or {}))
     report = as_progress(progress)
     fit_key = (
-        "fit", name, tuple(sorted(gen.params.items())), frame_fingerprint(split.train),
-        frame_fingerprint(split.reserve) if name == "population" else "", types, seed,
+        "fit", name, tuple(sorted(gen.params.items())), fingerprint(split.train),
+        fingerprint(split.reserve) if name == "population" else "", types, seed,
     )
     sample_key = ("sample", *fit_key[1:], int(rows))
     if cache is not None and sample_key in cache:
@@ -451,8 +443,8 @@ def _run_generator(
             name, split, types=types, params=gen_params, rows=n_rows, seed=seed,
             progress=sub_progress(both, 0.0, 0.6), cache=cache,
         )
-        audit_key = ("audit", name, tuple(sorted(shown.items())), frame_fingerprint(synthetic),
-                     frame_fingerprint(split.train), frame_fingerprint(split.holdout), types, seed, prior,
+        audit_key = ("audit", name, tuple(sorted(shown.items())), fingerprint(synthetic),
+                     fingerprint(split.train), fingerprint(split.holdout), types, seed, prior,
                      bandwidth)
         if cache is not None and audit_key in cache:
             audit, utility = cache[audit_key]
