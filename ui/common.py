@@ -387,11 +387,12 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
 def reproduce(outcome: Outcome, *, key: str) -> None:
     """The exact ``python -m audit_core ...`` line for this result (the report prints it too).
 
-    Its ``--json`` file equals the page's JSON summary; the line is also kept in
-    ``st.session_state[f"{key}.command"]`` so a test can run it.
+    Its ``--json`` file equals the page's JSON summary; the line and that JSON are also kept in
+    ``st.session_state[f"{key}.command"]`` and ``[f"{key}.cli_json"]`` so a test can run and compare them.
     """
     command = outcome.command()
     st.session_state[f"{key}.command"] = command
+    st.session_state[f"{key}.cli_json"] = outcome.to_json()  # what the line's --json file holds
     with st.expander("⌨️ Reproduce this from the command line"):
         st.code(command, language="bash")
         st.caption(

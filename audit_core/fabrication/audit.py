@@ -618,6 +618,8 @@ class FabricationResult:
     adaptive: tuple[AdaptivePoint, ...]
     model_accuracy: dict[str, float]
     reference_architecture: str | None = None
+    budget_rows: np.ndarray | None = field(repr=False, default=None)
+    """The non-members the budget comparison ran on (its AR-MIA AUCs are re-scored on them)."""
 
     @property
     def mias(self) -> tuple[str, ...]:
@@ -664,6 +666,24 @@ class FabricationResult:
         mem = c.members * w(n.members)
         clean = _auc(mem, c.non_members * w(n.non_members))
         return [LambdaPoint(lam, clean, _auc(mem, p.conf_fabricated * w(p.norms_fabricated))) for p in self.regime]
+
+    def at_lambda(self, lam: float) -> FabricationResult:
+        """The result re-scored at another AR-MIA lambda: every AR-MIA number, those of the regime map and of the
+        budget table included, as ``run_fabrication(lam=lam)`` computes them (no model call)."""
+        if float(lam) == self.lam:
+            return self
+        w = lambda g: ar_weight(g, lam=lam, g_ref=self.g_ref)  # noqa: E731
+        c, n = self.confidence, self.norms
+        mem = c.members * w(n.members)
+
+        def rescored(points: tuple[EpsilonPoint, ...], rows: np.ndarray | slice) -> tuple[EpsilonPoint, ...]:
+            clean = _auc(mem, c.non_members[rows] * w(n.non_members[rows]))
+            return tuple(dataclasses.replace(p, ar_auc_clean=clean, ar_auc_fabricated=_auc(
+                mem, p.conf_fabricated * w(p.norms_fabricated))) for p in points)  # fmt: skip
+
+        budget_rows = self.budget_rows if self.budget_rows is not None else slice(None)
+        return dataclasses.replace(self, lam=float(lam), regime=rescored(self.regime, slice(None)),
+                                   budgets=rescored(self.budgets, budget_rows))  # fmt: skip
 
     def by_lambda(self, mia: str = "loss") -> list[LambdaPoint]:
         """AR-MIA over the lambda grid."""
@@ -824,6 +844,7 @@ def run_fabrication(
         gallery_original=x_non[:g], gallery_fabricated=x_fab[:g], gallery_labels=y_non[:g],
         lambdas=tuple(float(v) for v in lambdas), regime=tuple(regime), budgets=tuple(cmp_points),
         adaptive=tuple(adaptive), model_accuracy=acc, reference_architecture=setup.reference_architecture,
+        budget_rows=sub,
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +70,7 @@ def _run(inputs, s: FabricationSettings, *, seed, progress=None, client=None):
 
 def _rescore(result, s: FabricationSettings, *, seed: int):
     """AR-MIA at another lambda: the attack and the gradient norms are kept."""
-    return dataclasses.replace(result, lam=float(s.lam))
+    return result.at_lambda(s.lam)
 
 
 def _verdict(result) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
 from audit_core.fabrication.audit import FabricationResult
@@ -79,8 +77,8 @@ def build_report(
 
     ``lam`` re-scores AR-MIA at another lambda (the page's slider) without re-attacking.
     """
-    if lam is not None and lam != result.lam:
-        result = dataclasses.replace(result, lam=float(lam))
+    if lam is not None:
+        result = result.at_lambda(lam)
     figures = [
         ("Originals, fabricated images and their difference", gallery_figure(result)),
         ("MIA scores", score_histogram(result)),

@@ -10,6 +10,7 @@ bandwidth scale), so a command that dropped one of them would give other numbers
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from pathlib import Path
 
@@ -111,3 +112,37 @@ def test_compare_command_reproduces_the_page(tmp_path: Path, monkeypatch) -> Non
     assert "--prior 0.3" in command
     page = _without_timings(_plain(at.session_state["generators.report.metrics"]))
     assert page == _without_timings(_run_command(command, tmp_path, monkeypatch))
+
+
+@pytest.mark.slow
+def test_fabrication_command_reproduces_the_page(tmp_path: Path, monkeypatch) -> None:
+    at = AppTest.from_file(str(VIEWS / "fabrication.py"), default_timeout=300).run()
+    at.slider[0].set_value(48)  # epsilon in /255
+    at.number_input[0].set_value(6)  # attack steps
+    [seed] = [n for n in at.number_input if n.label == "Seed"]
+    seed.set_value(2)
+    at.button[0].click().run()
+    at.select_slider(key=state.Fabrication.LAMBDA).set_value(3.0).run()  # a re-score: the command must carry it
+    assert not at.exception
+    command = at.session_state["fabrication.report.command"]
+    for part in ("--dataset digits", "--epsilon 48/255", "--steps 6", "--lambda 3.0", "--seed 2"):
+        assert part in command
+    page, cli = _plain(at.session_state["fabrication.report.cli_json"]), _run_command(command, tmp_path, monkeypatch)
+    assert page.keys() == cli.keys()
+    for (path, got), (path_cli, want) in zip(_leaves(page), _leaves(cli), strict=True):
+        assert path == path_cli
+        if isinstance(want, float) and isinstance(got, float):  # torch's float sums: equal to rounding
+            assert math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12), path
+        else:
+            assert got == want, path
+
+
+def _leaves(x, path=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from _leaves(v, f"{path}.{k}")
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, x
