@@ -182,6 +182,7 @@ def gather_tasks(
     """
     from distributed import wait
     from distributed.client import FutureCancelledError as CancelledError
+    from distributed.client import FuturesCancelledError
     from distributed.scheduler import KilledWorker
 
     labels = list(labels) if labels is not None else [f"task {i + 1}" for i in range(len(futures))]
@@ -197,6 +198,9 @@ def gather_tasks(
                     done, pending = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
             except TimeoutError:
                 done = set()
+            except FuturesCancelledError:  # a worker died with a task's input: each cancelled future is handled below
+                done = {f for f in pending if f.status != "pending"}
+                pending = {f for f in pending if f.status == "pending"}
             if not done:
                 if n_workers(client) == 0:
                     lonely_since = lonely_since or time.monotonic()
