@@ -660,7 +660,7 @@ def train_models(
     count = max(1, min(M, int(batches or n_workers(client))))
     edges = [int(e) for e in np.linspace(0, M, count + 1).round()]
     options = dict(options, device=None if device is None else str(device))
-    shared = client.scatter([X, y, keep], broadcast=True)  # on every worker: a lost one loses nothing
+    shared = client.scatter([X, y, keep], broadcast=True, hash=False)  # on every worker: a lost one loses nothing
     report = as_progress(progress)
     done = [0]
 

@@ -485,7 +485,7 @@ def _compare_on_cluster(client, names, split, auxiliary, params, settings, overa
     from audit_core.common.cluster import run_tasks
 
     own = {n: (per_generator_progress(n) if per_generator_progress is not None else None) or as_progress(None) for n in names}
-    shared = client.scatter([split, auxiliary], broadcast=True)  # a lost worker loses no input
+    shared = client.scatter([split, auxiliary], broadcast=True, hash=False)  # a lost worker loses no input
     tasks = []
     for name in names:
         cached = {k: v for k, v in (cache or {}).items() if isinstance(k, tuple) and len(k) > 1 and k[1] == name}

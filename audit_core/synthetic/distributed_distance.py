@@ -139,16 +139,18 @@ def nearest_gower_on(
     report = as_progress(progress)
     kinds = _kinds(reference)
     rb = int(reference_block or REFERENCE_BLOCK_ROWS)
+    # Scattered under fresh keys (hash=False): a content-hashed key shared with an earlier call's block could be
+    # released by that call's futures while this one's tasks need it ("lost dependencies").
     ref_blocks = []  # (kind, scattered block, its global rows)
     for k, rows in enumerate(kinds):
         for s in range(0, rows.size, rb):
             part = rows[s : s + rb]
-            ref_blocks.append((k, client.scatter(reference.rows(part), broadcast=True), part))
+            ref_blocks.append((k, client.scatter(reference.rows(part), broadcast=True, hash=False), part))
     q_blocks = _query_blocks(n, n_workers(client), query_block)
     exact = len(kinds) > 1
     tasks, keys = [], []
     for qi, sl in enumerate(q_blocks):
-        q_future = client.scatter(query.rows(np.arange(sl.start, sl.stop)), broadcast=True)
+        q_future = client.scatter(query.rows(np.arange(sl.start, sl.stop)), broadcast=True, hash=False)
         for k, block, rows in ref_blocks:
             tasks.append((q_future, block, rows, exact))
             keys.append((qi, k))
