@@ -387,7 +387,7 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
 def reproduce(outcome: Outcome, *, key: str) -> None:
     """The exact ``python -m audit_core ...`` line for this result (the report prints it too).
 
-    Its ``--json`` file equals the page's JSON summary; the line and that JSON are also kept in
+    Its ``--json`` file holds the page's numbers (tested); the line and that JSON are also kept in
     ``st.session_state[f"{key}.command"]`` and ``[f"{key}.cli_json"]`` so a test can run and compare them.
     """
     command = outcome.command()
@@ -396,8 +396,9 @@ def reproduce(outcome: Outcome, *, key: str) -> None:
     with st.expander("⌨️ Reproduce this from the command line"):
         st.code(command, language="bash")
         st.caption(
-            "Run it in the project folder; the JSON it writes equals this page's JSON summary (same inputs, settings "
-            "and seed). Uploaded files are named as you uploaded them: run it where they are."
+            "Run it in the project folder (with its environment: `.venv/bin/python`): its --json file holds the numbers "
+            "this page shows, computed from the same inputs, settings and seed. Uploaded files are named as you "
+            "uploaded them: run it where they are."
         )
 
 
