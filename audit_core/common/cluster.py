@@ -180,9 +180,7 @@ def gather_tasks(
     provides it). A cluster with no worker left for :data:`NO_WORKER_TIMEOUT_S`
     seconds stops the audit with one sentence.
     """
-    from distributed import wait
     from distributed.client import FutureCancelledError as CancelledError
-    from distributed.client import FuturesCancelledError
     from distributed.scheduler import KilledWorker
 
     labels = list(labels) if labels is not None else [f"task {i + 1}" for i in range(len(futures))]
@@ -193,24 +191,9 @@ def gather_tasks(
     again = [0] * len(futures)
     try:
         while pending:
-            try:
-                with client.as_current():
-                    done, pending = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                done = set()
-            except FuturesCancelledError:  # a worker died with a task's input: each cancelled future is handled below
-                done = {f for f in pending if f.status != "pending"}
-                pending = {f for f in pending if f.status == "pending"}
+            done, pending = _wait_some(client, pending)
             if not done:
-                if n_workers(client) == 0:
-                    lonely_since = lonely_since or time.monotonic()
-                    if time.monotonic() - lonely_since > NO_WORKER_TIMEOUT_S:
-                        raise InputError(
-                            f"The Dask cluster lost all its workers during the audit ({len(pending)} of "
-                            f"{len(futures)} tasks unfinished); the audit stopped without a result."
-                        )
-                else:
-                    lonely_since = None
+                lonely_since = _check_workers_left(client, lonely_since, len(pending), len(futures))
                 continue
             for fut in done:
                 i = index[fut.key]
@@ -246,6 +229,34 @@ def gather_tasks(
         for fut in pending:
             fut.cancel()
     return results
+
+
+def _wait_some(client: Any, pending: set) -> tuple[set, set]:
+    """``(done, pending)`` after at most a second; a future cancelled with its worker counts as done (handled there)."""
+    from distributed import wait
+    from distributed.client import FuturesCancelledError
+
+    try:
+        with client.as_current():
+            done, pending = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+        return set(done), set(pending)
+    except TimeoutError:
+        return set(), pending
+    except FuturesCancelledError:
+        return {f for f in pending if f.status != "pending"}, {f for f in pending if f.status == "pending"}
+
+
+def _check_workers_left(client: Any, lonely_since: float | None, unfinished: int, total: int) -> float | None:
+    """Since when the cluster has had no worker (None: it has some); one sentence after NO_WORKER_TIMEOUT_S."""
+    if n_workers(client) > 0:
+        return None
+    lonely_since = lonely_since or time.monotonic()
+    if time.monotonic() - lonely_since > NO_WORKER_TIMEOUT_S:
+        raise InputError(
+            f"The Dask cluster lost all its workers during the audit ({unfinished} of {total} tasks unfinished); "
+            "the audit stopped without a result."
+        )
+    return lonely_since
 
 
 def _task_failed(label: str, exc: BaseException) -> str:
