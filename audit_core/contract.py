@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -51,9 +51,8 @@ class Knob:
     flag : str
         The CLI flag (default ``--`` + the field name with dashes).
     parse : callable, optional
-        Text to value on the CLI (default: the type of the default).
-    show : callable, optional
-        Value to CLI text, for the reproduce command (default ``str``; lists are comma-joined).
+        Text to value on the CLI (default: the type of the default). The reproduce command
+        writes a value back as ``str`` (a list comma-joined), which ``parse`` must read.
     """
 
     label: str
@@ -63,7 +62,6 @@ class Knob:
     rescore: bool = False
     flag: str = ""
     parse: Callable[[str], Any] | None = None
-    show: Callable[[Any], str] | None = None
 
 
 def knob(default: Any, label: str, help: str = "", **options: Any) -> Any:
@@ -77,10 +75,6 @@ def knob(default: Any, label: str, help: str = "", **options: Any) -> Any:
 def csv_list(text: str | None) -> tuple[str, ...]:
     """``"a, b,c"`` -> ``("a", "b", "c")`` (column lists on the CLI)."""
     return tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
-
-
-def show_list(values: Sequence[Any]) -> str:
-    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
 
 
 def parse_float_list(text: str) -> tuple[float, ...]:
@@ -127,10 +121,9 @@ class Settings:
                 if name in self.required():
                     raise InputError(f"{self.flag(name)} ({k.label}) is required.")
                 continue
-            if k.bound is not None:
-                for v in value if isinstance(value, tuple) else (value,):
-                    k.bound.check(v, name=self.flag(name))
-            values = value if isinstance(value, tuple) else (value,)
+            values = value if isinstance(value, tuple) else (value,)  # a list knob: each value checked
+            for v in values if k.bound is not None else ():
+                k.bound.check(v, name=self.flag(name))
             if k.choices is not None and any(v not in k.choices for v in values):
                 raise InputError(f"{self.flag(name)} must be one of {', '.join(map(str, k.choices))}; got {value!r}.")
 
@@ -144,14 +137,14 @@ class Settings:
     def cli_args(self) -> list[str]:
         """The flags that give these settings on the CLI (values equal to the CLI's default left out)."""
         defaults, args = self.defaults(), []
-        for name, k in self.knobs().items():
+        for name in self.knobs():
             value = getattr(self, name)
             if value is None or (name in defaults and value == defaults[name]):
                 continue
             if isinstance(value, bool):
                 args += [self.flag(name)] if value else []
                 continue
-            text = (k.show or (show_list if isinstance(value, tuple | list) else str))(value)
+            text = ",".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
             args += [self.flag(name), text]
         return args
 
