@@ -1,8 +1,10 @@
 """The command line: ``python -m audit_core <audit> ...`` (contract in DESIGN.md).
 
 Exit status 0 on success, 2 on bad input with one line on stderr saying what is
-wrong. Each subcommand is a thin handler ``_cmd_<name>`` over the same audit_core
-calls the dashboard makes, so anything the dashboard shows can be reproduced here.
+wrong. Every subcommand is generated from ``audit_core.registry``: its inputs, one flag
+per knob of its settings, ``--seed``, its outputs; one handler (:func:`_cmd_audit`) runs
+any of them through ``audit_core.contract.run``, the call the dashboard's pages make, so
+anything a page shows is reproduced by the line it prints.
 """
 
 from __future__ import annotations
