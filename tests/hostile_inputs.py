@@ -117,6 +117,27 @@ def bad_tables(seed: int = 0, per_family: int = 14) -> Iterator[tuple[str, bytes
         yield "Parquet binary column", _parquet(pa.table({**{c: frame[c] for c in COLUMNS[:3]}, "city": pa.array(raw)}))
         nested = pa.array([[int(v)] for v in frame["age"]])
         yield "Parquet list column", _parquet(pa.table({"age": nested, **{c: frame[c] for c in COLUMNS[1:]}}))
+        yield "cell over the CSV field limit", long_cell_csv(frame, closed=bool(k % 2), row=row)
+
+
+def long_cell_csv(frame: pd.DataFrame, *, closed: bool = True, row: int = 1, length: int = 140_000) -> bytes:
+    """``frame`` as CSV with one quoted cell of ``length`` characters on data row ``row`` (over the csv module's
+    131,072-character field limit), or, with ``closed=False``, a quote never closed followed by ``length`` characters."""
+    lines = _csv(frame).splitlines()
+    cells = lines[row].split(",")
+    cells[2] = '"' + "x" * length + ('"' if closed else "")
+    lines[row] = ",".join(cells)
+    if not closed:  # the rest of the file is inside the quote
+        lines.insert(row + 1, "y" * length)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def parquet_with_index(frame: pd.DataFrame, index: str | list[str] | None) -> bytes:
+    """``frame`` written by pandas with a non-default index: named (one or several levels) or unnamed (None)."""
+    buf = io.BytesIO()
+    indexed = frame.set_index(pd.Index(np.arange(len(frame)) * 7)) if index is None else frame.set_index(index)
+    indexed.to_parquet(buf)
+    return buf.getvalue()
 
 
 # ----------------------------------------------------------------------------- images and models
@@ -149,6 +170,11 @@ def npy_claiming(shape: tuple[int, ...], dtype: str = "<f4", payload: bytes = b"
     header = repr({"descr": dtype, "fortran_order": False, "shape": tuple(shape)}).encode()
     header += b" " * (63 - (len(header) + 10) % 64) + b"\n"
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + payload
+
+
+def npy_with_header(header: bytes) -> bytes:
+    """A .npy whose header text is ``header`` verbatim (e.g. a dict literal cut short), then some bytes."""
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\x00" * 64
 
 
 def npz_with_members(members: dict[str, bytes]) -> bytes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,9 +71,15 @@ def _read_bytes(source: Any, *, name: str, limit: int) -> tuple[bytes, str]:
         return data, ""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if not path.is_file():
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:  # a 5,000-character name, a loop of links: the reason, not a traceback
+            raise InputError(f"Table '{name}': the path '{shortened(str(path))}' cannot be used ({exc.strerror}).") from None
+        if st is None or not stat.S_ISREG(st.st_mode):
             raise InputError(f"Table '{name}': there is no file at '{path}'; check the path.")
-        if path.stat().st_size > limit:
+        if st.st_size > limit:
             raise too_big
         try:
             with path.open("rb") as handle:
@@ -98,6 +105,11 @@ def _read_bytes(source: Any, *, name: str, limit: int) -> tuple[bytes, str]:
     raise InputError(f"Table '{name}' must be a file path, bytes or an uploaded file, not {type(source).__name__}.")
 
 
+def shortened(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters with "..." (a 5,000-character path or name in a sentence)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _check_unique_names(names: Sequence[str], *, name: str) -> None:
     seen: set[str] = set()
     dup: list[str] = []
@@ -111,8 +123,7 @@ def _check_unique_names(names: Sequence[str], *, name: str) -> None:
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shortened(" ".join(str(exc).split()) or type(exc).__name__, limit)
 
 
 def _parquet_columns_as_text(table: Any, *, name: str) -> Any:
@@ -165,6 +176,11 @@ def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
         raise InputError(
             f"Table '{name}' holds Parquet column types that cannot be converted ({_one_line(exc)}); save it as CSV."
         ) from exc
+    if not isinstance(frame.index, pd.RangeIndex):  # a pandas index stored as columns: named levels are data
+        named = [level for level in frame.index.names if level is not None]
+        frame = frame.reset_index(level=named) if named else frame
+        names = [str(c) for c in frame.columns]
+        _check_unique_names(names, name=name)
     frame.columns = names
     return frame.reset_index(drop=True)
 
@@ -190,7 +206,7 @@ def _sniff_delimiter(first_line: str) -> str:
     return best if counts[best] > 0 else ","
 
 
-def _short_rows(text: str, sep: str, n_fields: int) -> tuple[int, str] | None:
+def _short_rows(text: str, sep: str, n_fields: int, *, name: str) -> tuple[int, str] | None:
     """The first data row with fewer than ``n_fields`` fields: (line number, its text), else None.
 
     pandas pads such rows with missing values without a word; a row written with
@@ -206,13 +222,26 @@ def _short_rows(text: str, sep: str, n_fields: int) -> tuple[int, str] | None:
         return None
     reader = csv.reader(io.StringIO(text), delimiter=sep)
     rows = iter(reader)
-    for row in rows:
-        if any(cell.strip() for cell in row):
-            break
-    for row in rows:
-        if len(row) < n_fields and any(cell.strip() for cell in row):
-            return reader.line_num, sep.join(row)
+    try:
+        for row in rows:
+            if any(cell.strip() for cell in row):
+                break
+        for row in rows:
+            if len(row) < n_fields and any(cell.strip() for cell in row):
+                return reader.line_num, sep.join(row)
+    except csv.Error as exc:
+        raise _csv_error(exc, reader.line_num, name=name) from None
     return None
+
+
+def _csv_error(exc: csv.Error, line: int, *, name: str) -> InputError:
+    """One sentence for the csv module's refusal (a cell over its 131,072-character limit: often an unclosed quote)."""
+    if "field larger than field limit" in str(exc):
+        return InputError(
+            f"Table '{name}' has a cell longer than {csv.field_size_limit():,} characters (from line {line}); "
+            "this is usually a quote that is never closed: check the quotes, or shorten the cell."
+        )
+    return InputError(f"Table '{name}' is not a readable CSV table near line {line} ({_one_line(exc)}); check its quotes.")
 
 
 def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
@@ -226,7 +255,9 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
     sep = _sniff_delimiter(first_line)
     try:
         header = next(csv.reader(io.StringIO(text.lstrip("\r\n")), delimiter=sep))
-    except (csv.Error, StopIteration) as exc:
+    except csv.Error as exc:
+        raise _csv_error(exc, 1, name=name) from None
+    except StopIteration as exc:
         raise InputError(f"Table '{name}' has an unreadable header row ({_one_line(exc)}); check the file is a CSV.") from exc
     header = [h.strip() for h in header]
     trailing = 0  # a trailing delimiter (spreadsheet export) leaves blank names at the end
@@ -242,7 +273,7 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
             "give every column a name in the first row."
         )
     _check_unique_names(named, name=name)
-    short = _short_rows(text, sep, len(named)) if len(named) > 1 else None
+    short = _short_rows(text, sep, len(named), name=name) if len(named) > 1 else None
     if short is not None:
         line, row = short
         shown = row if len(row) <= 60 else row[:57] + "..."
@@ -332,6 +363,7 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     1  2  NaN
     """
     limit = int(max_mb * 1024 * 1024)
+    name = shortened(name)
     data, hint = _read_bytes(source, name=name, limit=limit)
     if not data.strip():
         raise InputError(f"Table '{name}' is empty; upload a file with a header row and data rows.")

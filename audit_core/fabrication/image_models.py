@@ -17,6 +17,7 @@ import csv
 import dataclasses
 import io
 import math
+import tokenize
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -274,8 +275,9 @@ def _npy_header(stream: io.IOBase, key: str) -> tuple[tuple[int, ...], np.dtype]
             shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
         else:
             shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
-    except (ValueError, OSError, EOFError, SyntaxError, zipfile.BadZipFile) as exc:
-        raise InputError(f"The array '{key}' in the .npz file is not a valid NumPy array ({exc}).") from None
+    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError, zipfile.BadZipFile) as exc:
+        reason = "its header is garbled" if isinstance(exc, SyntaxError | tokenize.TokenError) else exc
+        raise InputError(f"The array '{key}' in the .npz file is not a valid NumPy array ({reason}).") from None
     return tuple(int(d) for d in shape), dtype
 
 
@@ -349,7 +351,7 @@ def _load_npz_arrays(source: str | Path | bytes | io.IOBase, keys: Sequence[str]
                         _check_declared(key, shape, dtype, info.file_size)
                     with archive.open(info) as member:
                         out[key] = np.lib.format.read_array(member, allow_pickle=False)
-                except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+                except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, tokenize.TokenError) as exc:
                     if isinstance(exc, InputError):
                         raise
                     raise InputError(f"The array '{key}' in the .npz file could not be read ({exc}).") from None

@@ -61,3 +61,23 @@ def test_bad_file_is_one_sentence_on_the_page(frame, words):
     assert len(at.error) == 1
     assert words in at.error[0].value
     assert state.ScoreCheck.RESULT not in at.session_state
+
+
+def test_hostile_table_files_on_the_page_are_a_result_or_one_sentence():
+    """The probe's two exception boxes: a Parquet file with pandas' named index, a cell over the CSV field limit."""
+    from tests.hostile_inputs import long_cell_csv, parquet_with_index
+
+    scores = pd.DataFrame({"record_id": [f"r{i}" for i in range(40)], "score": np.arange(40.0), "is_member": np.arange(40) % 2})
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key=state.ScoreCheck.SOURCE).set_value("Upload my scores").run()
+    at.file_uploader(key=state.ScoreCheck.UPLOAD).upload(
+        "scores.parquet", parquet_with_index(scores, "record_id"), "application/octet-stream"
+    ).run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert not at.error
+    assert at.session_state[state.ScoreCheck.RESULT]["outcome"].value.attacks["attack"].auc > 0.5
+    at.file_uploader(key=state.ScoreCheck.UPLOAD).upload("long.csv", long_cell_csv(scores), "text/csv").run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "has a cell longer than 131,072 characters" in at.error[0].value

@@ -21,7 +21,7 @@ import pytest
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.tables import align_tables, infer_column_types, read_table
-from tests.hostile_inputs import bad_tables, good_frame, write_good_tables
+from tests.hostile_inputs import bad_tables, good_frame, long_cell_csv, parquet_with_index, write_good_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 BAD = list(bad_tables(seed=0, per_family=16))
@@ -34,7 +34,7 @@ def _argv(paths: dict[str, Path]) -> list[str]:
 def test_fuzz_has_a_few_hundred_cases_in_every_family():
     families = {family for family, _ in BAD}
     assert len(BAD) >= 300
-    assert len(families) >= 19
+    assert len(families) >= 20
 
 
 @pytest.mark.parametrize("role", ["train", "holdout", "synthetic"])
@@ -150,3 +150,46 @@ def test_fuzz_families_are_each_refused_by_the_loader_or_aligner():
     for _family, content in BAD[:: len(BAD) // 60]:
         with pytest.raises(InputError):
             load(content)
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_cell_over_the_csv_field_limit_is_one_sentence(closed, tmp_path, capsys):
+    frame = good_frame(40)
+    with pytest.raises(InputError, match=r"Table 't' has a cell longer than 131,072 characters \(from line 4\)"):
+        read_table(long_cell_csv(frame, closed=closed, row=3), name="t")
+    paths = write_good_tables(tmp_path)
+    paths["holdout"].write_bytes(long_cell_csv(frame, closed=closed))
+    assert main(_argv(paths)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: Table 'holdout' has a cell longer than 131,072 characters")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("index", "columns"), [
+    ("age", ["age", "hours", "sex", "city"]),  # a named index is a column of the data: kept
+    (["sex", "city"], ["sex", "city", "age", "hours"]),
+    (None, ["age", "hours", "sex", "city"]),  # an unnamed index (pandas' __index_level_0__) is not data: dropped
+])
+def test_parquet_written_by_pandas_with_an_index_is_read(index, columns):
+    frame = good_frame(30)
+    table = read_table(parquet_with_index(frame, index), name="t")
+    assert table.columns.tolist() == columns
+    assert isinstance(table.index, pd.RangeIndex)
+    pd.testing.assert_frame_equal(table[frame.columns.tolist()], frame, check_dtype=False)
+
+
+def test_score_file_with_record_id_as_pandas_index_runs_the_score_check(tmp_path, capsys):
+    """The probe's case: scores.set_index("record_id").to_parquet() gave 'Length mismatch'."""
+    ids = [f"r{i}" for i in range(40)]
+    scores = pd.DataFrame({"record_id": ids, "score": [float(i) for i in range(40)], "is_member": [i % 2 for i in range(40)]})
+    path = tmp_path / "scores.parquet"
+    path.write_bytes(parquet_with_index(scores, "record_id"))
+    records = tmp_path / "records.csv"
+    assert main(["--quiet", "scores", "--scores", str(path), "--records", str(records)]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert sorted(pd.read_csv(records)["record_id"]) == sorted(ids)
+
+
+def test_a_path_too_long_for_the_system_is_one_sentence():
+    with pytest.raises(InputError, match=r"Table 't': the path '/tmp/aaa.*\.\.\.' cannot be used \(File name too long\)"):
+        read_table("/tmp/" + "a" * 5000 + ".csv", name="t")

@@ -21,6 +21,7 @@ from tests.hostile_inputs import (
     image_arrays,
     npy_bytes,
     npy_claiming,
+    npy_with_header,
     npz_bytes,
     npz_with_members,
     safetensors_bytes,
@@ -60,6 +61,13 @@ CASES = {
              "is_member.npy": npy_bytes(A["is_member"])}
         ),
         "truncated or forged",
+    ),
+    "garbled .npy header": (
+        lambda: npz_with_members(
+            {"images.npy": npy_with_header(b"{'descr': '<f4', 'fortran_order': False, 'shape': (60, 8, 8"),
+             "labels.npy": npy_bytes(A["labels"]), "is_member.npy": npy_bytes(A["is_member"])}
+        ),
+        "The array 'images' in the .npz file is not a valid NumPy array (its header is garbled)",
     ),
     "zip bomb": (zip_bomb_npz, "pixel values; at most 160,000,000"),
     "6 MB zip64 bomb inflating to 6.5 GB": (lambda: zip_bomb_npz(6.5), "396,288 images; at most 200,000"),
@@ -119,7 +127,7 @@ def test_model_formats_sniffed_by_header():
         load_safetensors_model(b"\x10\x00\x00\x00\x00\x00\x00\x00not json at all!", arch="small_cnn", in_channels=1)
 
 
-@pytest.mark.parametrize("case", ["npy renamed npz", "1x1 images", "scalar labels", "zip bomb"])
+@pytest.mark.parametrize("case", ["npy renamed npz", "1x1 images", "scalar labels", "zip bomb", "garbled .npy header"])
 def test_fabrication_cli_exit_2_one_line(case, tmp_path, capsys):
     path = tmp_path / "data.npz"
     path.write_bytes(CASES[case][0]())
