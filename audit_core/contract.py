@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
+from audit_core.common.decision import Decision
 from audit_core.common.errors import InputError
 from audit_core.common.limits import SEED, Bound
 from audit_core.common.runtime import ProgressFn
@@ -207,6 +208,8 @@ class Audit:
     settings: type[Settings]
     run: Callable[..., Any]
     verdict: Callable[[Any], str]
+    decision: Callable[[Any], Decision] | None = None
+    """The release decision (level, headline, reasons, next steps): the JSON's ``verdict`` block and ``--fail-on``."""
     report: Callable[[Outcome], Any] | None = None
     summary: Callable[[Outcome], list[str]] | None = None
     rescore: Callable[..., Any] | None = None
@@ -243,8 +246,15 @@ class Outcome:
     def verdict(self) -> str:
         return self.audit.verdict(self.value)
 
+    def decision(self) -> Decision | None:
+        """The release decision (audit_core.common.decision), None for a tool without one."""
+        return self.audit.decision(self.value) if self.audit.decision else None
+
     def to_json(self) -> dict[str, Any]:
-        return self.value.to_json()
+        """The value's JSON with the release decision first under ``verdict`` (when the audit makes one)."""
+        decision = self.decision()
+        body = self.value.to_json()
+        return body if decision is None else {"verdict": decision.to_json(), **body}
 
     def summary(self) -> list[str]:
         """The lines the CLI prints (stdout) before the verdict."""
@@ -265,7 +275,10 @@ class Outcome:
         """The report, with the command that reproduces it."""
         if self.audit.report is None:  # pragma: no cover - the CLI offers --html only where there is a report
             raise ValueError(f"{self.audit.name} has no report")
-        return dataclasses.replace(self.audit.report(self), command=self.command())
+        report = self.audit.report(self)
+        decision = self.decision()
+        metrics = report.metrics if decision is None else {"verdict": decision.to_json(), **report.metrics}
+        return dataclasses.replace(report, command=self.command(), decision=decision, metrics=metrics)
 
     def rescore(self, **cheap: Any) -> Outcome:
         """The same run re-scored with new values of ``rescore`` knobs (instant; nothing retrained)."""

@@ -145,6 +145,7 @@ class Report:
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     checklist: pd.DataFrame | None = None  # a "release checklist" shown first (audit_core.synthetic.verdict)
     command: str = ""  # the ``python -m audit_core ...`` line that reproduces the result (audit_core.contract)
+    decision: Any = None  # the release decision (audit_core.common.decision.Decision), shown first
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
     def to_json(self) -> dict[str, Any]:
@@ -172,6 +173,7 @@ class Report:
             "<!DOCTYPE html><html><head><meta charset='utf-8'>",
             f"<title>{esc(self.title)}</title><style>{_CSS}</style></head><body>",
             f"<h1>{esc(self.title)}</h1><p class='meta'>Created {esc(self.created)} · seed {self.seed}</p>",
+            _decision_html(self.decision),
             *(
                 ["<h2>Release checklist</h2>", self.checklist.to_html(index=False, border=0, classes="checklist")]
                 if self.checklist is not None
@@ -232,6 +234,21 @@ class Report:
         return path
 
 
+def _decision_html(decision: Any) -> str:
+    """The release decision box: level, headline, the findings behind it and the next steps."""
+    if decision is None:
+        return ""
+    esc = html.escape
+    items = lambda xs: "".join(f"<li>{esc(x)}</li>" for x in xs)  # noqa: E731
+    return (
+        f"<h2>Release decision</h2><div class='decision level-{esc(decision.level)}'>"
+        f"<p><b>{esc(decision.level.upper())}</b> · {esc(decision.headline)}</p>"
+        + (f"<p>Why:</p><ul>{items(decision.reasons)}</ul>" if decision.reasons else "")
+        + (f"<p>What to do next:</p><ol>{items(decision.next_steps)}</ol>" if decision.next_steps else "")
+        + "</div>"
+    )
+
+
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in d.items():
@@ -261,5 +278,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:11
 pre.command{background:#f6f6f6;padding:.6em;white-space:pre-wrap;word-break:break-all}
 h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
-.verdict{background:#f6f6f6;border-left:4px solid #D55E00;padding:.6em 1em}.meta{color:#666}.hash{font-family:monospace}
+.verdict{background:#f6f6f6;border-left:4px solid #D55E00;padding:.6em 1em}
+.decision{padding:.4em 1em;border-left:6px solid #999;background:#f6f6f6}.level-high{border-color:#B00020;background:#fdecec}
+.level-elevated{border-color:#E69F00;background:#fff6e0}.level-low{border-color:#009E73;background:#eaf7f1}.meta{color:#666}.hash{font-family:monospace}
 """

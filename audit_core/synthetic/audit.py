@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from audit_core.common.errors import InputError
 from audit_core.common.privacy_bound import epsilon_bound_json
@@ -40,8 +39,21 @@ from audit_core.common.roc import AttackMetrics, HardLabelMetrics, evaluate_atta
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
 from audit_core.common.tables import AlignedTables, ColumnTypes, align_tables, infer_column_types
 from audit_core.synthetic import distance as gower
+from audit_core.synthetic.copies import (
+    COPY_TEST_ALPHA,
+    CopyTest,
+    NearCopyTest,
+    Overlap,
+    VerbatimRecords,
+    copy_test,
+    fisher_greater,
+    near_copy_test,
+    table_overlaps,
+    verbatim_records,
+)
 from audit_core.synthetic.density import BANDWIDTH_RULES, LOG_AXIS_SCALE, ZERO_TOL, MembershipPosterior, fit_posterior
 from audit_core.synthetic.distributed_distance import nearest_gower_on
+from audit_core.synthetic.linkage import LinkageTest, linkage_test
 
 __all__ = [
     "ATTACK_LABELS",
@@ -85,160 +97,10 @@ _EPS = 1e-6  # added to distances before taking logs in the density-ratio score
 MIN_PER_CLASS = 20
 """Fewest members (and non-members, and auxiliary records) an audit accepts."""
 
-COPY_TEST_ALPHA = 0.05
-"""Level of the one-sided Fisher exact test on exact copies (:class:`CopyTest`)."""
-
 HOLDOUT_OVERLAP_REFUSED = 0.5
 """A holdout with at least this share of its rows repeated verbatim in the training table is refused."""
 
 _HOLDOUT_OVERLAP_ALPHA = 0.001  # level of the "more holdout rows in train than chance" flag
-
-NEAR_COPY_QUANTILE = 0.01
-"""Near-copy tolerance: this quantile of the auxiliary records' distances (:func:`near_copy_test`)."""
-
-NEAR_COPY_ALPHA = 0.01
-"""Level of the near-copy test (below the exact-copy test's 5 %, so that the two together stay under 6 %)."""
-
-
-@dataclass(frozen=True)
-class Overlap:
-    """How many rows of one table appear verbatim (every compared column equal) in another.
-
-    Attributes
-    ----------
-    table, other : str
-        Roles, e.g. ``"holdout"`` in ``"train"``.
-    rows : int
-        Rows of ``table`` that have an identical row in ``other``.
-    of : int
-        Rows of ``table``.
-    """
-
-    table: str
-    other: str
-    rows: int
-    of: int
-
-    @property
-    def share(self) -> float:
-        """``rows / of``."""
-        return self.rows / self.of if self.of else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        """``rows``, ``of``, ``share``."""
-        return {"rows": self.rows, "of": self.of, "share": self.share}
-
-
-@dataclass(frozen=True)
-class CopyTest:
-    """Do training rows appear verbatim in the synthetic table more often than holdout rows?
-
-    Counts over the *whole* training and holdout tables (not only the attack
-    set): ``train_copies`` of the ``n_train`` training rows and
-    ``holdout_copies`` of the ``n_holdout`` holdout rows have an identical row
-    in the synthetic table. Holdout rows show how often a record occurs in the
-    synthetic table by chance (tables with few columns have natural
-    duplicates). ``p_value`` is the one-sided Fisher exact test of the 2 x 2
-    table (copied or not, training or holdout) against "training rows are
-    copied no more often than holdout rows": exact under the null that the
-    split into training and holdout was random and the generator did not copy
-    (given the tables, the number of copied training rows is then
-    hypergeometric, whatever the natural duplicates). ``excess`` is
-    ``p_value < alpha``.
-    """
-
-    train_copies: int
-    n_train: int
-    holdout_copies: int
-    n_holdout: int
-    p_value: float
-    alpha: float = COPY_TEST_ALPHA
-
-    @property
-    def train_rate(self) -> float:
-        """Share of training rows copied verbatim."""
-        return self.train_copies / self.n_train if self.n_train else 0.0
-
-    @property
-    def holdout_rate(self) -> float:
-        """Share of holdout rows that occur verbatim (the chance rate)."""
-        return self.holdout_copies / self.n_holdout if self.n_holdout else 0.0
-
-    @property
-    def excess(self) -> bool:
-        """True when the excess of training copies is unlikely by chance (``p_value < alpha``)."""
-        return self.p_value < self.alpha
-
-    def to_json(self) -> dict[str, Any]:
-        """Counts, rates, the test and its p-value."""
-        return {
-            "train_copies": self.train_copies,
-            "n_train": self.n_train,
-            "train_rate": self.train_rate,
-            "holdout_copies": self.holdout_copies,
-            "n_holdout": self.n_holdout,
-            "holdout_rate": self.holdout_rate,
-            "test": "one-sided Fisher exact test: training rows copied more often than holdout rows",
-            "p_value": self.p_value,
-            "alpha": self.alpha,
-            "excess": self.excess,
-        }
-
-
-@dataclass(frozen=True)
-class NearCopyTest(CopyTest):
-    """Do members sit within ``tolerance`` of a synthetic record more often than non-members?
-
-    Counts over the attack set: ``train_copies`` of the ``n_train`` members and
-    ``holdout_copies`` of the ``n_holdout`` non-members have a synthetic record
-    at Gower distance ``<= tolerance`` (exact copies included), with the same
-    one-sided Fisher exact test as :class:`CopyTest`. ``tolerance`` is read off
-    the auxiliary records only (:data:`NEAR_COPY_QUANTILE`), never off the attack
-    set, so under "the generator did not copy" members and non-members are
-    exchangeable given it and the test is exact (issue 10.3: training rows copied
-    with one value nudged, age +-1 or hours +-2, sit at d ~ 0.001, below almost
-    every non-member, and no exact-copy count sees them).
-    """
-
-    tolerance: float = 0.0
-    quantile: float = NEAR_COPY_QUANTILE
-
-    def to_json(self) -> dict[str, Any]:
-        """Counts, rates, the tolerance, the test and its p-value."""
-        out = super().to_json()
-        out["test"] = (
-            "one-sided Fisher exact test: members within the tolerance of a synthetic record more often than non-members"
-        )
-        return {**out, "tolerance": self.tolerance, "tolerance_rule": f"{self.quantile:g} quantile of the auxiliary distances"}
-
-
-def near_copy_test(
-    distance: np.ndarray,
-    is_member: np.ndarray,
-    aux_distances: np.ndarray,
-    *,
-    quantile: float = NEAR_COPY_QUANTILE,
-    alpha: float = NEAR_COPY_ALPHA,
-) -> NearCopyTest:
-    """The near-copy test on the attack set (METHODS.md §1, issue 10.3); see :class:`NearCopyTest`."""
-    d = np.asarray(distance, dtype=np.float64)
-    member = np.asarray(is_member, dtype=bool)
-    tol = float(np.quantile(np.asarray(aux_distances, dtype=np.float64), quantile))
-    near = d <= tol + ZERO_TOL
-    a, b = int((near & member).sum()), int((near & ~member).sum())
-    n_a, n_b = int(member.sum()), int((~member).sum())
-    p = _fisher_greater(a, n_a, b, n_b)
-    return NearCopyTest(
-        train_copies=a, n_train=n_a, holdout_copies=b, n_holdout=n_b, p_value=p, alpha=alpha, tolerance=tol, quantile=quantile
-    )
-
-
-def _fisher_greater(a: int, n_a: int, b: int, n_b: int) -> float:
-    """One-sided Fisher exact p-value that ``a / n_a`` exceeds ``b / n_b``."""
-    if a == 0:
-        return 1.0
-    return float(stats.fisher_exact([[a, n_a - a], [b, n_b - b]], alternative="greater").pvalue)
-
 
 def _compact(frame: pd.DataFrame, types: ColumnTypes) -> pd.DataFrame:
     """``frame`` with its categorical columns as pandas ``category``: the same labels, one small code per cell.
@@ -251,53 +113,6 @@ def _compact(frame: pd.DataFrame, types: ColumnTypes) -> pd.DataFrame:
     return frame.astype({c: "category" for c in types.categorical if c in frame.columns})
 
 
-def _row_keys(frame: pd.DataFrame, types: ColumnTypes) -> np.ndarray:
-    """One 64-bit hash per row over the compared columns (numbers as float64, -0.0 as 0.0)."""
-    parts = {f"n{i}": pd.to_numeric(frame[c], errors="coerce").astype("float64") + 0.0 for i, c in enumerate(types.numeric)}
-    parts |= {f"c{i}": frame[c].astype(object) for i, c in enumerate(types.categorical)}
-    return pd.util.hash_pandas_object(pd.DataFrame(parts), index=False).to_numpy()
-
-
-def table_overlaps(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> dict[str, Overlap]:
-    """Rows of each table repeated verbatim in each other one (METHODS.md §1, issue 10).
-
-    Parameters
-    ----------
-    frames : mapping of str to pandas.DataFrame
-        Aligned tables by role (``train``, ``holdout``, ``synthetic``, optionally
-        ``auxiliary``).
-    types : ColumnTypes
-        The compared columns; two rows are the same when all of them are equal
-        (missing equals missing).
-
-    Returns
-    -------
-    dict of str to Overlap
-        Keyed ``"<table>_in_<other>"``: ``train_in_synthetic``,
-        ``holdout_in_synthetic``, ``holdout_in_train``, and with an auxiliary
-        table ``auxiliary_in_synthetic``, ``auxiliary_in_train``,
-        ``auxiliary_in_holdout``; plus ``train_in_train``: training rows with a
-        duplicate elsewhere in the training table (the natural duplicate rate).
-    """
-    keys = {name: _row_keys(df, types) for name, df in frames.items()}
-    pairs = [("train", "synthetic"), ("holdout", "synthetic"), ("holdout", "train")]
-    if "auxiliary" in keys:
-        pairs += [("auxiliary", "synthetic"), ("auxiliary", "train"), ("auxiliary", "holdout")]
-    out = {
-        f"{a}_in_{b}": Overlap(a, b, int(np.isin(keys[a], keys[b]).sum()), int(keys[a].size)) for a, b in pairs
-    }
-    train = keys["train"]
-    out["train_in_train"] = Overlap("train", "train", int(pd.Series(train).duplicated(keep=False).sum()), int(train.size))
-    return out
-
-
-def copy_test(overlaps: Mapping[str, Overlap], *, alpha: float = COPY_TEST_ALPHA) -> CopyTest:
-    """The exact-copy test from the overlaps of the training and holdout tables with the synthetic one."""
-    tr, ho = overlaps["train_in_synthetic"], overlaps["holdout_in_synthetic"]
-    p = _fisher_greater(tr.rows, tr.of, ho.rows, ho.of)
-    return CopyTest(train_copies=tr.rows, n_train=tr.of, holdout_copies=ho.rows, n_holdout=ho.of, p_value=p, alpha=alpha)
-
-
 def _check_holdout(overlaps: Mapping[str, Overlap]) -> str | None:
     """Refuse a holdout that is mostly the training table; a sentence when it repeats more than chance."""
     ho, dup = overlaps["holdout_in_train"], overlaps["train_in_train"]
@@ -306,7 +121,7 @@ def _check_holdout(overlaps: Mapping[str, Overlap]) -> str | None:
             f"{ho.rows:,} of the {ho.of:,} holdout rows also appear verbatim in the training table: the holdout must "
             "hold records the generator never saw (non-members); give a holdout disjoint from the training table."
         )
-    if ho.rows and _fisher_greater(ho.rows, ho.of, dup.rows, dup.of) < _HOLDOUT_OVERLAP_ALPHA:
+    if ho.rows and fisher_greater(ho.rows, ho.of, dup.rows, dup.of) < _HOLDOUT_OVERLAP_ALPHA:
         return (
             f"{ho.rows:,} of the {ho.of:,} holdout rows ({100 * ho.share:.1f} %) also appear verbatim in the training "
             f"table, more than the training table's own duplicate rate ({100 * dup.share:.1f} %) explains: if they are "
@@ -388,6 +203,11 @@ class SyntheticAudit:
     near_copies : NearCopyTest or None
         Members and non-members within a small tolerance of a synthetic record,
         with the one-sided Fisher exact test.
+    verbatim : VerbatimRecords or None
+        Synthetic rows equal to training, holdout or auxiliary records (whole tables).
+    linkage : LinkageTest or None
+        The record-linkage scan of near-copies beyond a fixed tolerance
+        (:mod:`audit_core.synthetic.linkage`).
     frames : dict of str to pandas.DataFrame
         The aligned train, holdout and synthetic tables (for the exposed-records view and
         the disclosure attacks), categorical columns as pandas ``category`` (same labels).
@@ -413,6 +233,8 @@ class SyntheticAudit:
     overlaps: dict[str, Overlap] = field(default_factory=dict)
     holdout_flag: str | None = None
     near_copies: NearCopyTest | None = None
+    verbatim: VerbatimRecords | None = None
+    linkage: LinkageTest | None = None
     frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     encoding: gower.GowerEncoding | None = field(default=None, repr=False)
 
@@ -483,6 +305,8 @@ class SyntheticAudit:
             "exact_copies": {**self.exact_copies, **(self.copy_test.to_json() if self.copy_test else {})},
             "overlaps": {k: v.to_json() for k, v in self.overlaps.items()},
             **({"near_copies": self.near_copies.to_json()} if self.near_copies else {}),
+            **({"verbatim": self.verbatim.to_json()} if self.verbatim else {}),
+            **({"linkage": self.linkage.to_json()} if self.linkage else {}),
             "median_distance": {
                 "members": float(np.median(d[member])),
                 "non_members": float(np.median(d[~member])),
@@ -654,6 +478,14 @@ class _Distances:
     nearest: np.ndarray
     to_auxiliary: np.ndarray | None
     encoder: gower.GowerEncoding
+    query: gower.EncodedTable | None = None
+    synthetic: gower.EncodedTable | None = None
+
+    def attack_and_auxiliary(self) -> tuple[gower.EncodedTable, gower.EncodedTable]:
+        """The encoded attack records and auxiliary records (the query holds the attack set first)."""
+        assert self.query is not None
+        n = self.attack.size
+        return self.query.rows(np.arange(n)), self.query.rows(np.arange(n, self.query.n_rows))
 
 
 def _check_audit_settings(
@@ -776,9 +608,8 @@ def _attack_distances(
     query = pd.concat([tr.iloc[attack.train_rows], ho.iloc[attack.holdout_rows], aux], ignore_index=True)
     query_enc = encoder.transform(query)
     stop = 0.7 if density_ratio else 0.85
-    nn = nearest_gower_on(
-        query_enc, encoder.transform(aligned["synthetic"]), client=client, progress=sub_progress(progress, 0.05, stop)
-    )
+    syn_enc = encoder.transform(aligned["synthetic"])
+    nn = nearest_gower_on(query_enc, syn_enc, client=client, progress=sub_progress(progress, 0.05, stop))
     dist = np.clip(np.asarray(nn.distance, dtype=np.float64), 0.0, 1.0)
     nearest = np.asarray(nn.index, dtype=np.int64)
     n_attack = attack.n_members + attack.n_non_members
@@ -793,7 +624,8 @@ def _attack_distances(
         )
         aux_nn_d = np.clip(np.asarray(aux_nn.distance, dtype=np.float64), 0.0, 1.0)
     return _Distances(
-        attack=dist[:n_attack], auxiliary=dist[n_attack:], nearest=nearest[:n_attack], to_auxiliary=aux_nn_d, encoder=encoder
+        attack=dist[:n_attack], auxiliary=dist[n_attack:], nearest=nearest[:n_attack], to_auxiliary=aux_nn_d, encoder=encoder,
+        query=query_enc, synthetic=syn_enc,
     )
 
 
@@ -919,7 +751,10 @@ def audit_synthetic(
     report(0.05, "encoding the tables")
     dist = _attack_distances(aligned, attack, density_ratio=density_ratio, progress=progress, client=client)
 
-    report(0.88, "fitting the densities")
+    report(0.86, "record-linkage scan of near-copies")
+    attack_enc, aux_enc = dist.attack_and_auxiliary()
+    linkage = linkage_test(attack_enc, attack.is_member, aux_enc, dist.synthetic, seed=seed)
+    report(0.9, "fitting the densities")
     folds = _stratified_folds(attack.is_member, int(n_folds), rng)
     pseudo = _pseudo_labels(dist.auxiliary, float(aux_quantile), rng)
     settings = _audit_settings(
@@ -930,7 +765,7 @@ def audit_synthetic(
     report(1.0, "done")
     return _audit_result(
         aligned, attack, dist, scored, folds=folds, pseudo=pseudo, settings=settings, overlaps=overlaps,
-        holdout_flag=holdout_flag, warnings=warnings,
+        holdout_flag=holdout_flag, warnings=warnings, linkage=linkage,
     )  # fmt: skip
 
 
@@ -946,6 +781,7 @@ def _audit_result(
     overlaps: dict[str, Overlap],
     holdout_flag: str | None,
     warnings: list[str],
+    linkage: LinkageTest | None = None,
 ) -> SyntheticAudit:
     """Assemble the :class:`SyntheticAudit` from the attack set, its distances and the scored attacks."""
     records, attacks = _attack_records(attack, dist, scored)
@@ -968,6 +804,8 @@ def _audit_result(
         overlaps=overlaps,
         holdout_flag=holdout_flag,
         near_copies=near_copy_test(dist.attack, attack.is_member, dist.auxiliary),
+        verbatim=verbatim_records(aligned.frames, aligned.types),
+        linkage=linkage,
         frames={name: _compact(aligned[name], aligned.types) for name in ("train", "holdout", "synthetic")},
         encoding=dist.encoder,
     )

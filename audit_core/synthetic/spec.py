@@ -129,7 +129,13 @@ def _rescore(result: TabularResult, s: TabularSettings, *, seed: int) -> Tabular
 def _verdict(result: TabularResult) -> str:
     from audit_core.synthetic.verdict import verdict
 
-    return verdict(result.audit)
+    return verdict(result.audit, result.disclosure)
+
+
+def _decision(result: TabularResult):
+    from audit_core.synthetic.verdict import decision
+
+    return decision(result.audit, result.disclosure)
 
 
 def _report(outcome: Outcome):
@@ -202,6 +208,7 @@ TABULAR = Audit(
     run=_run,
     rescore=_rescore,
     verdict=_verdict,
+    decision=_decision,
     report=_report,
     summary=_summary,
     notes=_notes,

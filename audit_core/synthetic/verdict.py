@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from audit_core.common.decision import Decision, Finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
 from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, exposed_records
@@ -47,8 +48,8 @@ __all__ = [
     "build_comparison_report",
     "build_report",
     "checklist_table",
-    "checklist_verdict",
     "comparison_verdict",
+    "decision",
     "risk_level",
     "strongest_attack",
     "verdict",
@@ -63,15 +64,24 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-RISK_HEADLINES = {
-    "high": "UNSAFE to release as it is.",
-    "elevated": "Elevated risk: review before release.",
-    "low": "No measurable membership risk at this sample size.",
-}
-
-
 #: Attacks whose TPR at 1 % FPR feeds the verdict (every scored attack the page shows).
 VERDICT_ATTACKS = ("true_distribution", "realistic", "domias")
+
+#: What to do about each kind of finding, in words a steward can act on.
+NEXT_STEPS = {
+    "copies": "Remove the copied rows before release (the exposed-records table and the --records file name them), "
+    "then regenerate with stronger privacy settings (fewer epochs, differential privacy, or a generator that does "
+    "not memorise).",
+    "real": "Find out how real records got into the synthetic table (holdout or auxiliary rows fed to the generator, "
+    "real rows mixed into the output) and rebuild it from the training data alone.",
+    "near": "Look at the near-copies (exposed-records table: 'differs in' shows the few changed values); regenerate "
+    "with stronger privacy settings, or suppress synthetic rows that sit within a few values of a real record.",
+    "attack": "Regenerate with stronger privacy settings and audit again; the most exposed records show who is at "
+    "risk.",
+    "disclosure": "Read the release checklist: suppress or coarsen the columns that single out, link or reveal the "
+    "secret, then audit again.",
+    "small": "Audit with a larger holdout table (at least 1,000 non-members to measure a TPR at 1 % FPR).",
+}
 
 
 def _verdict_attacks(audit: SyntheticAudit) -> list[str]:
@@ -86,105 +96,134 @@ def strongest_attack(audit: SyntheticAudit) -> str:
     )
 
 
-def risk_level(audit: SyntheticAudit) -> str:
-    """``"high"``, ``"elevated"`` or ``"low"``: the rule behind :func:`verdict`.
-
-    High when the exact-copy test finds more training rows copied verbatim than
-    chance explains (:class:`~audit_core.synthetic.audit.CopyTest`, one-sided Fisher
-    exact test at 5 %), when the near-copy test finds more members than
-    non-members within a small distance of a synthetic record
-    (:class:`~audit_core.synthetic.audit.NearCopyTest`, at 1 %), or when the lower end of the 95 % interval of any
-    attack's TPR at 1 % FPR exceeds three times the FPR; elevated when it
-    exceeds twice the FPR or any attack's AUC exceeds 0.6. Every attack the
-    page shows counts: the true-distribution, realistic and density-ratio
-    scores, and the two Method 1 points, whose AUC as a one-point ROC is
-    ``(1 + TPR - FPR) / 2``.
-    """
-    fpr = float(_LOW_FPR)
-    low = audit.attacks[strongest_attack(audit)].tpr_at_fpr[_LOW_FPR]
-    tests = (audit.copy_test, audit.near_copies)
-    if any(t is not None and t.excess for t in tests) or low.ci_low > 3 * fpr:
-        return "high"
-    aucs = [audit.attacks[k].auc for k in _verdict_attacks(audit)]
-    aucs += [(1 + t.metrics.tpr - t.metrics.fpr) / 2 for t in (audit.distance_threshold, audit.distance_threshold_realistic)]
-    if low.ci_low > 2 * fpr or max(aucs) > 0.6:
-        return "elevated"
-    return "low"
-
-
 def _p(p: float) -> str:
-    return f"{p:.2g}" if p >= 1e-4 else "< 0.0001"
+    """``p = 0.012`` or ``p < 0.0001`` (never ``p = < 0.0001``)."""
+    return f"p = {p:.2g}" if p >= 1e-4 else "p < 0.0001"
 
 
-def _copies_sentences(audit: SyntheticAudit, level: str) -> tuple[str, str]:
-    """The headline (with the count when copies drive it) and the sentence on exact copies."""
-    test = audit.copy_test
-    headline = RISK_HEADLINES[level]
-    near = audit.near_copies
-    if near is not None and near.excess and not (test is not None and test.excess):
-        return (
-            f"{headline[:-1]}: {near.train_copies:,} of the {near.n_train:,} audited training records have a synthetic "
-            f"record within Gower distance {near.tolerance:.2g} (near-copies), against {near.holdout_copies:,} of the "
-            f"{near.n_holdout:,} holdout records.",
-            f"More than chance explains (one-sided Fisher exact test, p = {_p(near.p_value)}; the tolerance is the "
-            "distance only 1 % of the auxiliary records come that close): a near-copy discloses a training record "
-            "with one value changed.",
-        )
-    if test is None or not test.train_copies:
-        return headline, ""
-    counts = (
-        f"{test.train_copies:,} of the {test.n_train:,} training rows appear verbatim in the synthetic table, "
-        f"against {test.holdout_copies:,} of the {test.n_holdout:,} holdout rows"
-    )
-    if test.excess:
-        return (
-            f"{headline[:-1]}: {counts}.",
-            f"More copies than chance explains (one-sided Fisher exact test, p = {_p(test.p_value)}): "
-            "each copied row discloses a training record outright.",
-        )
-    chance = f"no more than chance (one-sided Fisher exact test, p = {_p(test.p_value)})."
-    return headline, f"{counts[0].upper()}{counts[1:]}: {chance}"
+def _copy_findings(audit: SyntheticAudit) -> list[Finding]:
+    """Verbatim real records: training copies beyond chance, rare training copies, real non-training records."""
+    out: list[Finding] = []
+    test, v = audit.copy_test, audit.verbatim
+    if test is not None and test.excess:
+        out.append(Finding("high", f"{test.train_copies:,} of the {test.n_train:,} training rows appear verbatim in the "
+                           f"synthetic table, against {test.holdout_copies:,} of the {test.n_holdout:,} holdout rows: more "
+                           f"copies than chance explains (one-sided Fisher exact test, {_p(test.p_value)}); each copied row "
+                           "discloses a training record outright.", NEXT_STEPS["copies"]))  # fmt: skip
+    elif v is not None and v.rare_train_copied:
+        out.append(Finding("elevated", f"{v.rare_train_copied:,} training record{'s are' if v.rare_train_copied > 1 else ' is'} "
+                           "copied verbatim into the synthetic table and no holdout or auxiliary record shares "
+                           f"{'their' if v.rare_train_copied > 1 else 'its'} values: a copy of a real person's record "
+                           "publishes it, whatever the membership tests say (the generator memorised it, or the "
+                           "population happens to hold an identical record).", NEXT_STEPS["copies"]))  # fmt: skip
+    if v is not None and v.real_not_train:
+        share = f"{100 * v.real_share:.1f} %"
+        where = (f"{v.real_not_train:,} synthetic rows ({share}) equal real holdout or auxiliary records that are not "
+                 "training rows")  # fmt: skip
+        natural = (f"; two real records of this population coincide for {100 * v.natural_rate:.1f} % of the training rows"
+                   if v.natural_matches else "")  # fmt: skip
+        if v.not_synthetic:
+            out.append(Finding("high", f"{where}: this is not synthetic data, it contains real records{natural}.",
+                               NEXT_STEPS["real"]))  # fmt: skip
+        elif v.beyond_natural:
+            out.append(Finding("elevated", f"{where}: the table contains real records (the generator saw them, or the "
+                               f"population has duplicates){natural}.", NEXT_STEPS["real"]))  # fmt: skip
+        else:
+            out.append(Finding("low", f"{where}, no more often than two real records of this population coincide "
+                               f"({100 * v.natural_rate:.1f} % of the training rows equal a holdout or auxiliary record): "
+                               "natural duplicates, not copies."))  # fmt: skip
+    return out
 
 
-def verdict(audit: SyntheticAudit) -> str:
-    """A plain-language verdict a data steward can read aloud.
+def _near_findings(audit: SyntheticAudit) -> list[Finding]:
+    """Near-copies: within the auxiliary data's 1 % distance, and the record-linkage scan beyond it."""
+    out: list[Finding] = []
+    near, link = audit.near_copies, audit.linkage
+    if near is not None and near.excess:
+        out.append(Finding("high", f"{near.train_copies:,} of the {near.n_train:,} audited training records have a synthetic "
+                           f"record within Gower distance {near.tolerance:.2g} (near-copies), against {near.holdout_copies:,} "
+                           f"of the {near.n_holdout:,} holdout records (one-sided Fisher exact test, {_p(near.p_value)}): a "
+                           "near-copy discloses a training record with one value changed.", NEXT_STEPS["near"]))  # fmt: skip
+    if link is not None and link.excess:
+        k = link.best
+        out.append(Finding("high" if link.strong else "elevated",
+                           f"{link.members_near[k]:,} of the {link.n_members:,} audited training records agree with a "
+                           f"synthetic record on nearly every column (record linkage, {link.tests[k]}), against "
+                           f"{link.non_members_near[k]:,} of the {link.n_non_members:,} holdout records ({_p(link.p_value)} "
+                           "over the scan): near-copies with a few values changed.", NEXT_STEPS["near"]))  # fmt: skip
+    return out
 
-    Driven by :func:`risk_level`: verbatim training copies beyond chance (the
-    count is in the first sentence), and every attack's TPR at 1 % FPR (the
-    strongest is quoted; the realistic attacker's too). The margin of two
-    (elevated) and three (high) times the FPR allows for the threshold being
-    read off the same non-members whose FPR it sets. Exact copies are always
-    named, and a holdout that repeats training rows is flagged.
-    """
-    level = risk_level(audit)
+
+def _attack_findings(audit: SyntheticAudit) -> list[Finding]:
+    """Every attack's TPR at 1 % FPR (lower interval end against 2 and 3 x the FPR) and AUC."""
     fpr = float(_LOW_FPR)
     name = strongest_attack(audit)
-    att = audit.attacks[name]
-    low = att.tpr_at_fpr[_LOW_FPR]
-    true = audit.attacks["true_distribution"]
-    real = audit.attacks["realistic"]
-    headline, copies = _copies_sentences(audit, level)
-    parts: list[str] = [headline]
-    if copies:
-        parts.append(copies)
+    low = audit.attacks[name].tpr_at_fpr[_LOW_FPR]
+    said = (f"the strongest attack ({ATTACK_LABELS[name]}) flags {_pct(low.tpr)} of the training records (95 % interval "
+            f"{_pct(low.ci_low)} to {_pct(low.ci_high)}) while wrongly flagging {_pct(low.achieved_fpr)} of the "
+            f"non-members, where chance would flag {_pct(fpr)}")  # fmt: skip
+    aucs = {k: audit.attacks[k].auc for k in _verdict_attacks(audit)}
+    aucs |= {f"Method 1 ({t.rule})": (1 + t.metrics.tpr - t.metrics.fpr) / 2
+             for t in (audit.distance_threshold, audit.distance_threshold_realistic)}  # fmt: skip
+    top = max(aucs, key=aucs.get)
+    out: list[Finding] = []
+    if low.ci_low > 3 * fpr:
+        out.append(Finding("high", f"An attacker tells training records from strangers: {said}.", NEXT_STEPS["attack"]))
+    elif low.ci_low > 2 * fpr or aucs[top] > 0.6:
+        detail = said if low.ci_low > 2 * fpr else f"{ATTACK_LABELS.get(top, top)} reaches AUC {aucs[top]:.3f} (> 0.6)"
+        out.append(Finding("elevated", f"Some membership signal: {detail}.", NEXT_STEPS["attack"]))
+    else:
+        out.append(Finding("low", f"No attack tells training records from strangers beyond chance: {said}."))
+    if not low.supported:
+        out.append(Finding("low", f"With {low.n_neg} non-members a 1 % FPR cannot be measured (it needs at least "
+                           f"{int(10 / fpr)}): the sample is too small to conclude either way.",
+                           NEXT_STEPS["small"]))  # fmt: skip
+    return out
+
+
+def _disclosure_findings(disclosure: DisclosureAudit | None) -> list[Finding]:
+    if disclosure is None:
+        return []
+    hits = [(key, r) for key, r in disclosure.results() if _status(r) == "disclosed"]
+    return [Finding("high", f"{_label(key)}: risk {r.risk:.3f} (95 % interval {r.ci_low:.3f} to {r.ci_high:.3f}) above zero: "
+                    f"{r.reading}", NEXT_STEPS["disclosure"]) for key, r in hits]  # fmt: skip
+
+
+def decision(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -> Decision:
+    """The release decision: verbatim and near copies, every attack, and the disclosure attacks when run.
+
+    - **high**: training rows copied beyond chance (Fisher, 5 %); 1 % or more of the synthetic
+      rows are real non-training records beyond the population's own duplicates; near-copies
+      (the 1 %-tolerance test at 1 %, or the record-linkage scan at 1 %); any attack's TPR at
+      1 % FPR with its lower interval end above 3 x the FPR; a disclosure attack above zero.
+    - **elevated**: any training record copied verbatim that no non-member shares; any real
+      non-training record beyond the natural duplicate rate; the linkage scan at 5 %; a lower
+      interval end above 2 x the FPR, or any attack's AUC above 0.6.
+    - **low** otherwise: no measurable risk at this sample size (evidence, not proof).
+    """
+    findings = [*_copy_findings(audit), *_near_findings(audit), *_attack_findings(audit), *_disclosure_findings(disclosure)]
+    return decide(findings, low="no copies of real records, no near-copies and no attack "
+                  "beyond chance; passing this audit does not prove anonymity.")  # fmt: skip
+
+
+def risk_level(audit: SyntheticAudit) -> str:
+    """``"high"``, ``"elevated"`` or ``"low"``: the level of :func:`decision` (membership findings only)."""
+    return decision(audit).level
+
+
+def verdict(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -> str:
+    """A plain-language verdict a data steward can read aloud: the decision's headline, then every finding."""
+    d = decision(audit, disclosure)
+    parts = [d.headline.rstrip(".") + "."]
+    parts += [r for r in d.reasons if r not in d.headline and r[0].lower() + r[1:] not in d.headline]
     if audit.holdout_flag:
         parts.append(audit.holdout_flag)
+    true = audit.attacks["true_distribution"]
     parts.append(
-        f"The strongest attack at low FPR, {ATTACK_LABELS[name]}, flags {_pct(low.tpr)} of the training records "
-        f"(95 % interval {_pct(low.ci_low)} to {_pct(low.ci_high)}) while wrongly flagging {_pct(low.achieved_fpr)} "
-        f"of the non-members; chance would flag {_pct(fpr)}."
+        f"A realistic attacker with only auxiliary data flags {_pct(audit.attacks['realistic'].tpr_at_fpr[_LOW_FPR].tpr)} "
+        f"at 1 % FPR. Averages say little here: accuracy at P >= 0.5 is {_pct(true.accuracy)} and AUC {true.auc:.3f}; "
+        "the log-ROC and the most exposed records show whether a few individuals stand out."
     )
-    if name != "realistic":
-        parts.append(f"A realistic attacker with only auxiliary data flags {_pct(real.tpr_at_fpr[_LOW_FPR].tpr)}.")
-    parts.append(
-        f"Averages say little here: accuracy at P >= 0.5 is {_pct(true.accuracy)} and AUC {true.auc:.3f}, "
-        "yet the log-ROC and the table of most exposed records show whether a few individuals stand out."
-    )
-    if not low.supported:
-        parts.append(
-            f"With {low.n_neg} non-members the 1 % FPR is not measurable (needs at least {int(10 / fpr)}); "
-            "audit with a larger holdout table."
-        )
     return " ".join(parts)
 
 
@@ -394,17 +433,6 @@ def checklist_table(disclosure: DisclosureAudit, audit: Any = None) -> pd.DataFr
     )
 
 
-def checklist_verdict(checklist: pd.DataFrame) -> str:
-    """One sentence driven by the worst row (status first, then the lower interval limit)."""
-    worst = max(checklist.to_dict("records"), key=lambda r: (_SEVERITY[r["status"]], r["_low"]))
-    if worst["status"] == "disclosed":
-        return (f"Release checklist: do not release as is. {worst['check']} risk {worst['risk']:.3f} "
-                f"(95 % interval {worst['95 % interval']}) is above zero: {worst['reading']}")  # fmt: skip
-    weak = [r["check"] for r in checklist.to_dict("records") if r["status"] == "not measurable"]
-    tail = f" ({', '.join(weak)}: no better than random guessing, so not evidence either way)" if weak else ""
-    return f"Release checklist: no check shows disclosure at this sample size{tail}."
-
-
 def with_disclosure(report: Report, audit: Any, disclosure: DisclosureAudit) -> Report:
     """The membership report with the release checklist on top, the disclosure figure, metrics and limits.
 
@@ -423,7 +451,7 @@ def with_disclosure(report: Report, audit: Any, disclosure: DisclosureAudit) -> 
     return replace(
         report,
         checklist=checklist.drop(columns=["_low"]),
-        verdict=checklist_verdict(checklist) + " " + report.verdict,
+        verdict=verdict(audit, disclosure),
         figures=[*report.figures, ("Singling out, linkability and inference", risk_figure(disclosure))],
         tables=tables,
         metrics={**report.metrics, "disclosure": disclosure.to_json()},
