@@ -607,16 +607,24 @@ def compare_generators(
     Raises
     ------
     InputError
-        Bad real table or split (these concern every generator alike).
+        Bad real table or split, every column ignored, fewer synthetic rows than the audit needs (these
+        concern every generator alike), or no generator completed (each reason named).
     """
+    from audit_core.synthetic.audit import MIN_PER_CLASS
+
     names = _checked_names(names)
     if types is None:
         types = infer_column_types(real_df)
+    if not types.columns:
+        raise InputError("Every column of the real table is ignored; un-ignore at least one column to compare.")
     check_generator_input(real_df, types=types)
     split = split_real_table(real_df, fractions=fractions, seed=seed)
     n_rows = len(split.train) if rows is None else int(rows)
-    if n_rows < 1:
-        raise InputError(f"The number of synthetic rows must be at least 1; got {rows}.")
+    if n_rows < MIN_PER_CLASS:  # the audit of each sample needs that many synthetic records: refused before any fit
+        raise InputError(
+            f"The number of synthetic rows must be at least {MIN_PER_CLASS} (the audit needs that many synthetic "
+            f"records); got {n_rows}."
+        )
     overall = as_progress(progress)
     auxiliary = split.auxiliary if len(split.auxiliary) else None
     settings = {"types": types, "rows": n_rows, "seed": seed, "prior": prior, "bandwidth": bandwidth}
@@ -627,4 +635,8 @@ def compare_generators(
         runs = _compare_in_process(names, split, auxiliary, params or {}, settings, overall, cache,
                                    per_generator_progress)  # fmt: skip
     overall(1.0, "comparison done")
+    if not any(run.ok for run in runs):  # nothing to compare: a refusal, not a result
+        reasons = {run.error for run in runs}
+        why = next(iter(reasons)) if len(reasons) == 1 else "; ".join(f"{run.name}: {run.error}" for run in runs)
+        raise InputError(f"No generator completed ({why.rstrip('.')}); fix that and run the comparison again.")
     return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed)

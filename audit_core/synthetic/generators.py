@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -85,6 +86,7 @@ class ParamSpec:
     default: Any
     low: float | None = None
     high: float | None = None
+    _: KW_ONLY  # choices and help by name: a help text passed positionally once became the choices
     choices: tuple[str, ...] = ()
     help: str = ""
 
@@ -103,6 +105,10 @@ class ParamSpec:
             raise InputError(
                 f"Parameter '{self.name}' of generator '{generator}' must be a number; got {value!r}."
             ) from None
+        if not math.isfinite(number):  # nan passes every comparison with the bounds
+            raise InputError(
+                f"Parameter '{self.name}' of generator '{generator}' must be a finite number; got {value!r}."
+            )
         if self.kind == "int":
             if not float(number).is_integer():
                 raise InputError(
@@ -708,13 +714,13 @@ class PopulationGenerator(TabularGenerator):
 # Registry
 # --------------------------------------------------------------------------------------
 def _epochs(default: int) -> ParamSpec:
-    return ParamSpec("epochs", "Epochs", "int", default, 1, 2000, "Passes over the training table.")
+    return ParamSpec("epochs", "Epochs", "int", default, 1, 2000, help="Passes over the training table.")
 
 
 def _batch(default: int) -> ParamSpec:
     return ParamSpec(
         "batch_size", "Batch size", "int", default, 10, 10000,
-        "Rows per gradient step (an even multiple of 10 for the GANs).",
+        help="Rows per gradient step (an even multiple of 10 for the GANs).",
     )
 
 
@@ -746,11 +752,11 @@ GENERATORS: dict[str, GeneratorSpec] = {
         "Hill-climbing structure (BIC), smoothed CPDs, forward sampling; numeric columns binned.",
         BayesianNetworkGenerator,
         (
-            ParamSpec("degree", "Max parents per node", "int", 2, 0, 6, "Bayesian-network degree (in-degree bound)."),
-            ParamSpec("bins", "Bins per numeric column", "int", 10, 2, 100, "Quantile bins for numeric columns."),
+            ParamSpec("degree", "Max parents per node", "int", 2, 0, 6, help="Bayesian-network degree (in-degree bound)."),
+            ParamSpec("bins", "Bins per numeric column", "int", 10, 2, 100, help="Quantile bins for numeric columns."),
             ParamSpec(
                 "pseudo_count", "Prior strength", "float", 1.0, 0.0, 1000.0,
-                "BDeu equivalent sample size: larger smooths the probabilities more.",
+                help="BDeu equivalent sample size: larger smooths the probabilities more.",
             ),
         ),
     ),
@@ -760,7 +766,7 @@ GENERATORS: dict[str, GeneratorSpec] = {
         BootstrapGenerator,
         (ParamSpec(
             "noise", "Noise", "float", 0.0, 0.0, 1.0,
-            "Numeric noise in column standard deviations / probability of swapping a category.",
+            help="Numeric noise in column standard deviations / probability of swapping a category.",
         ),),
         reference=True,
     ),

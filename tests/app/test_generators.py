@@ -48,3 +48,26 @@ def test_bad_split_is_refused_in_one_sentence():
     assert not at.exception
     assert len(at.error) == 1
     assert "add up to" in at.error[0].value
+
+
+def test_generator_setting_widgets_carry_their_help_text():
+    """The epochs / batch-size widgets once had empty tooltips: their help text had become the ParamSpec's choices."""
+    from audit_core.synthetic.generators import GENERATORS
+
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.multiselect(key="generators.names").set_value(["ctgan", "bayesian_network", "bootstrap"]).run()
+    assert not at.exception
+    for name in ("ctgan", "bayesian_network", "bootstrap"):
+        for p in GENERATORS[name].params:
+            assert at.number_input(key=f"generators.param.{name}.{p.name}").help == p.help
+            assert p.help.endswith(".")
+            assert p.choices == ()
+
+
+def test_too_few_synthetic_rows_is_one_sentence_before_any_fit():
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.number_input(key="generators.synth_rows").set_value(5)
+    at = _compare(at)
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "synthetic rows must be at least 20" in at.error[0].value

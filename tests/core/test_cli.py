@@ -52,3 +52,28 @@ def test_the_generated_cli_keeps_every_flag_it_had():
     for command, flags in FLAGS_BEFORE_THE_REGISTRY.items():
         have = {s for a in _subparser(parser, command)._actions for s in a.option_strings}
         assert set(flags.split()) | {"--scheduler", "--workers", "--quiet"} <= have, command
+
+
+def _compare(*args: str) -> subprocess.CompletedProcess:
+    return _run("--quiet", "compare", "--data", "sample_data/german_credit.csv", "--generators", "bootstrap,population", *args)
+
+
+def test_compare_with_nothing_to_compare_is_a_refusal_not_a_result():
+    """Both once exited 0 with "No generator completed" after trying every generator."""
+    columns = (ROOT / "sample_data" / "german_credit.csv").read_text().splitlines()[0]
+    for args, words in (
+        (("--ignore", columns), "Every column of the real table is ignored; un-ignore at least one column to compare."),
+        (("--rows", "1"), "The number of synthetic rows must be at least 20 (the audit needs that many synthetic "
+         "records); got 1."),
+    ):
+        r = _compare(*args)
+        assert r.returncode == 2, r.stdout
+        assert r.stderr.strip() == f"error: {words}"
+        assert r.stdout == ""
+
+
+def test_nan_and_infinite_generator_settings_are_refused():
+    for value in ("nan", "NaN", "inf", "-inf"):
+        r = _compare("--params", f"bootstrap.noise={value}")
+        assert r.returncode == 2
+        assert r.stderr.strip() == f"error: Parameter 'noise' of generator 'bootstrap' must be a finite number; got '{value}'."

@@ -229,3 +229,10 @@ def test_cli_generate_refuses_bad_input(tmp_path, small_split, capsys):
     assert "Unknown generator 'nope'" in err[0]
     assert main(["generate", "--train", str(train), "--generator", "bootstrap", "--rows", "5", "--out",
                  str(tmp_path / "s.xlsx")]) == 2
+
+
+def test_a_comparison_where_every_generator_fails_is_a_refusal_naming_each_reason(adult):
+    from audit_core.common.errors import InputError
+
+    with pytest.raises(InputError, match=r"^No generator completed \(.*batch size.*\); fix that and run the comparison again\.$"):
+        compare_generators(adult.iloc[:300], names=["ctgan"], params={"ctgan": {"batch_size": 15}}, seed=0, rows=100)
