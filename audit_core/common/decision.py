@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FAIL_ON_EXIT", "LEVELS", "Decision", "Finding", "decide", "level_at_least", "worst_level"]
+__all__ = ["FAIL_ON_EXIT", "LEVELS", "Decision", "Finding", "attack_finding", "decide", "level_at_least", "worst_level"]
 
 LEVELS: tuple[str, ...] = ("low", "elevated", "high")
 """Release levels, least severe first."""
@@ -111,3 +111,32 @@ def decide(findings: Iterable[Finding], *, low: str, subject: str = "") -> Decis
             steps.append(f.next_step)
     reasons = tuple(f.reason for f in items)
     return Decision(level=level, headline=headline, reasons=reasons, next_steps=tuple(steps))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def attack_finding(label: str, point: Any, *, auc: float | None = None, step: str = "", members: str = "members") -> Finding:
+    """The shared rule for one attack's TPR at a low FPR (``point``: a ``common.roc.TprAtFpr``).
+
+    High when the lower end of its 95 % interval exceeds 3 x the FPR, elevated when it exceeds
+    2 x the FPR or the AUC exceeds 0.6 (the margins allow for the threshold being read off
+    the same non-members whose FPR it sets), low otherwise; and a low finding with its next
+    step when the sample is too small to measure the FPR at all.
+    """
+    fpr = float(point.target_fpr)
+    said = (f"{label} flags {_pct(point.tpr)} of the {members} (95 % interval {_pct(point.ci_low)} to "
+            f"{_pct(point.ci_high)}) while wrongly flagging {_pct(point.achieved_fpr)} of the non-members, where chance "
+            f"would flag {_pct(fpr)}")  # fmt: skip
+    if not point.supported:
+        return Finding("low", f"With {point.n_neg:,} non-members an FPR of {_pct(fpr)} cannot be measured (it needs at "
+                       f"least {round(10 / fpr):,}): the sample is too small to conclude either way.",
+                       "Audit with more non-members (a larger holdout or population table).")  # fmt: skip
+    if point.ci_low > 3 * fpr:
+        return Finding("high", f"An attacker tells {members} from non-members: {said}.", step)
+    if point.ci_low > 2 * fpr:
+        return Finding("elevated", f"Some membership signal: {said}.", step)
+    if auc is not None and auc > 0.6:
+        return Finding("elevated", f"Some membership signal: {label} reaches AUC {auc:.3f} (above 0.6).", step)
+    return Finding("low", f"No attack tells {members} from non-members beyond chance: {said}.")

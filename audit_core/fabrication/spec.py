@@ -73,6 +73,12 @@ def _rescore(result, s: FabricationSettings, *, seed: int):
     return result.at_lambda(s.lam)
 
 
+def _decision(result):
+    from audit_core.fabrication.verdict import decision
+
+    return decision(result)
+
+
 def _verdict(result) -> str:
     from audit_core.fabrication.verdict import verdict
 
@@ -102,6 +108,7 @@ FABRICATION = Audit(
     run=_run,
     rescore=_rescore,
     verdict=_verdict,
+    decision=_decision,
     report=_report,
     summary=lambda outcome: [],
     page="views/fabrication.py",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from audit_core.common.decision import Decision, Finding, attack_finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
 from audit_core.fabrication.audit import FabricationResult
@@ -123,3 +124,35 @@ def build_report(
         limits=limits,
         seed=result.seed,
     )
+
+
+def decision(result: FabricationResult) -> Decision:
+    """Can this model's membership evidence be trusted? Forged members, their detection, and real exposure.
+
+    - high: fabricated non-members pass the LOSS MIA as members (its AUC against them falls at
+      least 0.05 below the clean AUC) and MFD does not catch them (AUC below 0.9);
+    - elevated: they pass the MIA but MFD catches them; or the MIA exposes real members
+      (the shared rule on its TPR at 1 % FPR, members vs clean non-members);
+    - low otherwise.
+    """
+    m = result.mia("loss")
+    forged = m.auc_fabricated <= m.auc_clean - 0.05
+    findings = []
+    attack = f"{ATTACK_LABELS.get(result.attack, result.attack)} at epsilon {eps255(result.epsilon)}"
+    if forged and result.mfd_auc < 0.9:
+        findings.append(Finding("high", f"Membership evidence can be forged and goes unnoticed: {attack} makes non-members "
+                                f"look like members (LOSS MIA AUC {m.auc_clean:.3f} -> {m.auc_fabricated:.3f}) and the "
+                                f"detector (MFD) catches them only with AUC {result.mfd_auc:.3f}.",
+                                "Do not accept a membership claim from this MIA as evidence; use the robust MIA "
+                                "(AR-MIA) and check claimed members for gradient-norm collapse (MFD)."))  # fmt: skip
+    elif forged:
+        findings.append(Finding("elevated", f"Membership evidence can be forged, but is detected: {attack} makes "
+                                f"non-members look like members (LOSS MIA AUC {m.auc_clean:.3f} -> {m.auc_fabricated:.3f}); "
+                                f"MFD catches them with AUC {result.mfd_auc:.3f}.",
+                                "Screen every claimed member with MFD before accepting a membership claim."))  # fmt: skip
+    point = m.clean.tpr_at_fpr.get("0.01")
+    if point is not None:
+        findings.append(attack_finding("the LOSS MIA (members vs clean non-members)", point, auc=m.auc_clean,
+                                       step="The model memorises its training images: train with regularisation or "
+                                       "differential privacy and audit again."))  # fmt: skip
+    return decide(findings, low="forging failed at this epsilon and the MIA shows no exposure beyond chance.")

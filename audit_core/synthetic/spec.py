@@ -331,6 +331,12 @@ def _compare_summary(outcome: Outcome) -> list[str]:
     return lines
 
 
+def _compare_decision(comparison):
+    from audit_core.synthetic.verdict import comparison_decision
+
+    return comparison_decision(comparison)
+
+
 def _compare_verdict(comparison) -> str:
     from audit_core.synthetic.verdict import comparison_verdict
 
@@ -350,6 +356,7 @@ COMPARE = Audit(
     run=_run_compare,
     rescore=_rescore_compare,
     verdict=_compare_verdict,
+    decision=_compare_decision,
     report=_compare_report,
     summary=_compare_summary,
     page="views/generators.py",

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from audit_core.common.decision import Decision, Finding, decide
+from audit_core.common.decision import LEVELS, Decision, Finding, attack_finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
 from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, exposed_records
@@ -48,6 +48,7 @@ __all__ = [
     "build_comparison_report",
     "build_report",
     "checklist_table",
+    "comparison_decision",
     "comparison_verdict",
     "decision",
     "risk_level",
@@ -111,11 +112,12 @@ def _copy_findings(audit: SyntheticAudit) -> list[Finding]:
                            f"copies than chance explains (one-sided Fisher exact test, {_p(test.p_value)}); each copied row "
                            "discloses a training record outright.", NEXT_STEPS["copies"]))  # fmt: skip
     elif v is not None and v.rare_train_copied:
-        out.append(Finding("elevated", f"{v.rare_train_copied:,} training record{'s are' if v.rare_train_copied > 1 else ' is'} "
-                           "copied verbatim into the synthetic table and no holdout or auxiliary record shares "
-                           f"{'their' if v.rare_train_copied > 1 else 'its'} values: a copy of a real person's record "
-                           "publishes it, whatever the membership tests say (the generator memorised it, or the "
-                           "population happens to hold an identical record).", NEXT_STEPS["copies"]))  # fmt: skip
+        many = v.train_copied > 1
+        out.append(Finding("elevated", f"{v.train_copied:,} training record{'s are' if many else ' is'} copied verbatim "
+                           f"into the synthetic table, {v.rare_train_copied:,} of them with values that no holdout or "
+                           "auxiliary record shares: a copy of a real person's record publishes it, whatever the membership "
+                           "tests say (the generator memorised it, or the population happens to hold an identical "
+                           "record).", NEXT_STEPS["copies"]))  # fmt: skip
     if v is not None and v.real_not_train:
         share = f"{100 * v.real_share:.1f} %"
         where = (f"{v.real_not_train:,} synthetic rows ({share}) equal real holdout or auxiliary records that are not "
@@ -155,29 +157,18 @@ def _near_findings(audit: SyntheticAudit) -> list[Finding]:
 
 
 def _attack_findings(audit: SyntheticAudit) -> list[Finding]:
-    """Every attack's TPR at 1 % FPR (lower interval end against 2 and 3 x the FPR) and AUC."""
-    fpr = float(_LOW_FPR)
+    """Every attack's TPR at 1 % FPR (the strongest quoted) and AUC, by the shared rule (common.decision)."""
     name = strongest_attack(audit)
-    low = audit.attacks[name].tpr_at_fpr[_LOW_FPR]
-    said = (f"the strongest attack ({ATTACK_LABELS[name]}) flags {_pct(low.tpr)} of the training records (95 % interval "
-            f"{_pct(low.ci_low)} to {_pct(low.ci_high)}) while wrongly flagging {_pct(low.achieved_fpr)} of the "
-            f"non-members, where chance would flag {_pct(fpr)}")  # fmt: skip
-    aucs = {k: audit.attacks[k].auc for k in _verdict_attacks(audit)}
+    aucs = {ATTACK_LABELS[k]: audit.attacks[k].auc for k in _verdict_attacks(audit)}
     aucs |= {f"Method 1 ({t.rule})": (1 + t.metrics.tpr - t.metrics.fpr) / 2
              for t in (audit.distance_threshold, audit.distance_threshold_realistic)}  # fmt: skip
     top = max(aucs, key=aucs.get)
-    out: list[Finding] = []
-    if low.ci_low > 3 * fpr:
-        out.append(Finding("high", f"An attacker tells training records from strangers: {said}.", NEXT_STEPS["attack"]))
-    elif low.ci_low > 2 * fpr or aucs[top] > 0.6:
-        detail = said if low.ci_low > 2 * fpr else f"{ATTACK_LABELS.get(top, top)} reaches AUC {aucs[top]:.3f} (> 0.6)"
-        out.append(Finding("elevated", f"Some membership signal: {detail}.", NEXT_STEPS["attack"]))
-    else:
-        out.append(Finding("low", f"No attack tells training records from strangers beyond chance: {said}."))
-    if not low.supported:
-        out.append(Finding("low", f"With {low.n_neg} non-members a 1 % FPR cannot be measured (it needs at least "
-                           f"{int(10 / fpr)}): the sample is too small to conclude either way.",
-                           NEXT_STEPS["small"]))  # fmt: skip
+    strongest = attack_finding(f"the strongest attack ({ATTACK_LABELS[name]})", audit.attacks[name].tpr_at_fpr[_LOW_FPR],
+                               step=NEXT_STEPS["attack"], members="training records")  # fmt: skip
+    out = [strongest]
+    if strongest.level == "low" and audit.attacks[name].tpr_at_fpr[_LOW_FPR].supported and aucs[top] > 0.6:
+        out.append(Finding("elevated", f"Some membership signal: {top} reaches AUC {aucs[top]:.3f} (above 0.6).",
+                           NEXT_STEPS["attack"]))  # fmt: skip
     return out
 
 
@@ -306,8 +297,23 @@ COMPARISON_LIMITS = [
 ]
 
 
+def _beats_chance(run: Any) -> bool:
+    """Some attack on this generator's table is above chance: the lower end of a TPR interval at 1 % FPR above 1 %."""
+    return any(run.audit.attacks[k].tpr_at_fpr[_LOW_FPR].ci_low > float(_LOW_FPR) for k in _verdict_attacks(run.audit))
+
+
+def comparison_decision(comparison: GeneratorComparison) -> Decision:
+    """The worst generator's release decision (the two references are yardsticks, not candidates)."""
+    findings = []
+    for run in comparison.runs:
+        if run.ok and run.name not in {"bootstrap", "population"}:
+            d = decision(run.audit)
+            findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
+    return decide(findings, low="no generator's table shows copies, near-copies or an attack beyond chance.")
+
+
 def comparison_verdict(comparison: GeneratorComparison) -> str:
-    """One paragraph: which generators leak, read against the two references."""
+    """One paragraph: which generators leak, read against the two references; no ranking where nothing beats chance."""
     ok = [r for r in comparison.runs if r.ok]
     failed = [r for r in comparison.runs if not r.ok]
     if not ok:
@@ -316,12 +322,22 @@ def comparison_verdict(comparison: GeneratorComparison) -> str:
     real = [r for r in ok if r.name not in {"bootstrap", "population"}]
     if real:
         aucs = {r.label: r.audit.attacks["true_distribution"].auc for r in real}
-        worst = max(aucs, key=aucs.get)
-        best = min(aucs, key=aucs.get)
-        parts.append(
-            f"Among the generators, {worst} leaks most (AUC {aucs[worst]:.3f}) and {best} least "
-            f"(AUC {aucs[best]:.3f})."
-        )
+        leaky = [r for r in real if _beats_chance(r) or decision(r.audit).level != "low"]
+        if leaky:
+            worst = max(leaky, key=lambda r: (LEVELS.index(decision(r.audit).level), aucs[r.label]))
+            parts.append(f"{worst.label} leaks most ({decision(worst.audit).headline})")
+            safe = [r.label for r in real if r not in leaky]
+            if safe:
+                parts[-1] += f"; no attack beats chance on {', '.join(safe)}."
+            else:
+                parts[-1] += "."
+        else:
+            parts.append("No attack beats chance on any generator's table (every TPR interval at 1 % FPR reaches down to "
+                         "1 %): they cannot be ranked by risk at this sample size.")  # fmt: skip
+        below = [f"{label} ({auc:.3f})" for label, auc in aucs.items() if auc < 0.5]
+        if below:
+            parts.append(f"An AUC below 0.5 ({', '.join(below)}) is chance plus noise, or synthetic rows that sit closer to "
+                         "non-members than to members; it is not extra protection.")  # fmt: skip
     words = {
         "population": "The chance reference (unseen real rows)",
         "bootstrap": "The leaky reference (resampled training rows)",
