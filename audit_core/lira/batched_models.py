@@ -27,6 +27,7 @@ import torch
 
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, as_progress, pick_device, sub_progress
+from audit_core.common.tables import columns_sentence
 
 MODEL_TYPES = ("logistic", "mlp")
 MIN_CLASS_ROWS = 10
@@ -123,9 +124,7 @@ def prepare_design(df: pd.DataFrame, *, target: str, min_rows: int = 50) -> Desi
         rows, a continuous target, or no usable feature column.
     """
     if target not in df.columns:
-        raise InputError(
-            f"The target column '{target}' is not in the table; its columns are: {', '.join(map(str, df.columns[:20]))}."
-        )
+        raise InputError(f"The target column '{target}' is not in the table; {columns_sentence(df.columns, target)}")
     if len(df) < min_rows:
         raise InputError(
             f"The table has {len(df)} rows; half-splits need at least {min_rows} rows "

@@ -77,3 +77,15 @@ def test_nan_and_infinite_generator_settings_are_refused():
         r = _compare("--params", f"bootstrap.noise={value}")
         assert r.returncode == 2
         assert r.stderr.strip() == f"error: Parameter 'noise' of generator 'bootstrap' must be a finite number; got '{value}'."
+
+
+def test_lira_unknown_target_lists_every_column_and_suggests_the_closest():
+    """The probe's case: the sentence listed the first 20 of 21 columns, so the right one ('credit') was missing."""
+    columns = (ROOT / "sample_data" / "german_credit.csv").read_text().splitlines()[0].split(",")
+    r = _run("--quiet", "lira", "--data", "sample_data/german_credit.csv", "--target", "Credit ")
+    assert r.returncode == 2
+    text = r.stderr.strip()
+    assert text.startswith("error: The target column 'Credit ' is not in the table; its 21 columns are 'status', 'duration'")
+    assert all(f"'{c}'" in text for c in columns)
+    assert text.endswith(", 'credit'; did you mean 'credit'?")
+    assert len(text.splitlines()) == 1

@@ -272,3 +272,16 @@ def test_align_categorical_missing_tokens_become_nan() -> None:
     assert pd.isna(values[2])
     assert pd.isna(values[3])
     assert values[4:] == ["3", "3"]
+
+
+def test_columns_sentence_lists_all_up_to_200_and_suggests_the_closest() -> None:
+    from audit_core.common.tables import columns_sentence
+
+    assert columns_sentence(["age", "income"], "Income") == "its 2 columns are 'age', 'income'; did you mean 'income'?"
+    assert columns_sentence(["age"], "zzz") == "its column is 'age'."
+    many = [f"col{i}" for i in range(1000)]
+    text = columns_sentence(many, "col999")
+    assert text.count("'col") == 201  # 200 listed and the suggestion
+    assert ", ... and 800 more; did you mean 'col999'?" in text
+    assert len(columns_sentence([f"c{i}" for i in range(200)])) < len(text)
+    assert "more" not in columns_sentence([f"c{i}" for i in range(200)])
