@@ -16,12 +16,13 @@ LABELS = {
     "naive": "naive concatenation",
     "post_processed": "post-processed, N(0,1) threshold",
     "post_processed_t": "post-processed, Student-t threshold",
-    "per_sample_mean": "per-sample average",
+    "per_sample_mean": "per-sample average (extrapolated)",
     "naive_online": "naive, online LiRA statistic",
     "post_processed_fixed_variance": "post-processed, fixed variance",
     "post_processed_fpc": "post-processed, FPC-corrected sigma",
     "per_sample_mean_gaussian": "per-sample average (Gaussian TPR)",
     "per_sample_mean_empirical": "per-sample average (empirical threshold)",
+    "per_sample_mean_uncorrected": "per-sample average (not extrapolated)",
 }
 
 
@@ -141,7 +142,12 @@ def fpc_figure(sims: Sequence[FpcSimulation]) -> go.Figure:
 
 
 def tpr_table(ev: LiraEvaluation) -> pd.DataFrame:
-    """Every rule: TPR, bootstrap interval, pooled FPR, spread of per-record FPRs."""
+    """Every rule: TPR, bootstrap interval, pooled FPR, spread of per-record FPRs, and whether it holds alpha.
+
+    ``no_signal_tpr`` is the rule's reading on simulated scores without any membership
+    signal at the same M; ``holds_alpha`` is False where that reads clearly above alpha
+    (the rule's TPR then overstates the exposure).
+    """
     rows = []
     for key, label in LABELS.items():
         lo, hi = ev.tpr_ci.get(key, (np.nan, np.nan))
@@ -156,6 +162,8 @@ def tpr_table(ev: LiraEvaluation) -> pd.DataFrame:
                 "pooled_fpr": ev.pooled_fpr.get(key, np.nan),
                 "per_record_fpr_sd": s["std"] if s else np.nan,
                 "per_record_fpr_p90": s["p90"] if s else np.nan,
+                "no_signal_tpr": ev.no_signal_tpr.get(key, np.nan),
+                "holds_alpha": ev.holds_alpha.get(key, True),
             }
         )
     return pd.DataFrame(rows)
