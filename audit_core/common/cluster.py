@@ -14,6 +14,13 @@ the ``AUDIT_DASK_SCHEDULER`` environment variable (CLI and dashboard), or
 machine. Connecting gives up after :data:`CONNECT_TIMEOUT_S` seconds with one
 sentence (an :class:`~audit_core.common.errors.InputError`).
 
+Across machines the connection is encrypted and authenticated with TLS when the three
+:data:`TLS_ENV_VARS` name the user's certificate files (a CA, this client's certificate
+and its key): :func:`tls_security` builds distributed's ``Security`` with
+``require_encryption=True`` and the address must then start with ``tls://``. The
+scheduler unpickles what clients send it, so without TLS it must never be reachable
+from outside a trusted network.
+
 Faults: a worker that dies in the middle of a task is replaced by Dask (the task is
 run again on another worker). When every worker is gone, or a task has killed
 workers more often than Dask allows, :func:`run_tasks` stops the audit with one
@@ -43,6 +50,7 @@ __all__ = [
     "n_workers",
     "run_tasks",
     "scheduler_address",
+    "tls_security",
 ]
 
 ENV_VAR = "AUDIT_DASK_SCHEDULER"
@@ -53,6 +61,10 @@ CONNECT_TIMEOUT_S = 8.0
 
 NO_WORKER_TIMEOUT_S = 30.0
 """Seconds a running audit waits with no worker left before it stops."""
+
+TLS_ENV_VARS = {"ca": "AUDIT_DASK_TLS_CA", "cert": "AUDIT_DASK_TLS_CERT", "key": "AUDIT_DASK_TLS_KEY"}
+"""Environment variables naming the PEM files for TLS to the scheduler: the CA that signed the cluster's
+certificates, this client's certificate and its private key (all three, or none for plain tcp://)."""
 
 MAX_LOCAL_WORKERS = 64
 """Largest ``--workers`` for a local cluster."""
@@ -73,6 +85,33 @@ def _quiet_dask_logs() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def tls_security(environ: Any = None) -> Any:
+    """distributed's ``Security`` from :data:`TLS_ENV_VARS` (TLS required), or None when none of them is set.
+
+    Raises
+    ------
+    InputError
+        Only some of the three are set, or a file they name does not exist.
+    """
+    env = os.environ if environ is None else environ
+    paths = {role: (env.get(var) or "").strip() for role, var in TLS_ENV_VARS.items()}
+    if not any(paths.values()):
+        return None
+    missing = [TLS_ENV_VARS[role] for role, path in paths.items() if not path]
+    if missing:
+        raise InputError(
+            f"TLS to the Dask scheduler needs all of {', '.join(TLS_ENV_VARS.values())}; {', '.join(missing)} "
+            "is not set."
+        )
+    for role, path in paths.items():
+        if not os.path.isfile(path):
+            raise InputError(f"{TLS_ENV_VARS[role]} names {path}, which is not a file; give the PEM file's path.")
+    from distributed.security import Security
+
+    return Security(tls_ca_file=paths["ca"], tls_client_cert=paths["cert"], tls_client_key=paths["key"],
+                    require_encryption=True)  # fmt: skip
+
+
 def _connect(address: str):
     from distributed import Client
 
@@ -80,8 +119,19 @@ def _connect(address: str):
         raise InputError(
             f"The Dask scheduler address {address!r} is not of the form tcp://host:8786; fix --scheduler or {ENV_VAR}."
         )
+    security = tls_security()
+    if security is not None and not address.startswith("tls://"):
+        raise InputError(
+            f"TLS certificates are set ({', '.join(TLS_ENV_VARS.values())}) but the scheduler address {address} "
+            "does not start with tls://; use tls://host:8786."
+        )
+    if security is None and address.startswith("tls://"):
+        raise InputError(
+            f"The scheduler address {address} asks for TLS; set {', '.join(TLS_ENV_VARS.values())} to the CA, "
+            "certificate and key files (see the README, 'Running on a cluster')."
+        )
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False, security=security)
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(
             f"Could not reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S:g} s; "
