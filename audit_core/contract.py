@@ -278,7 +278,10 @@ class Outcome:
         report = self.audit.report(self)
         decision = self.decision()
         metrics = report.metrics if decision is None else {"verdict": decision.to_json(), **report.metrics}
-        return dataclasses.replace(report, command=self.command(), decision=decision, metrics=metrics)
+        from audit_core.common.regulation import regulation_rows
+
+        return dataclasses.replace(report, command=self.command(), decision=decision, metrics=metrics,
+                                   regulation=regulation_rows(self.audit.name, decision))  # fmt: skip
 
     def rescore(self, **cheap: Any) -> Outcome:
         """The same run re-scored with new values of ``rescore`` knobs (instant; nothing retrained)."""

@@ -38,6 +38,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
+from ui.decision import show_decision
 from ui.widgets import knob_input
 
 PAGE = "Fabricated members"
@@ -189,7 +190,10 @@ if not van.tpr_clean[fpr_key].supported or not mfd.tpr_at_fpr[fpr_key].supported
 with st.expander("Every TPR at low FPR, with its 95 % interval (all MIAs, vanilla and AR-MIA, and MFD)"):
     st.dataframe(tpr_table(result, lam=float(lam)), hide_index=True, width="stretch")
 st.info(regime_sentence(result))
-st.success(verdict(result))
+outcome = Outcome(FABRICATION, result, Inputs({}, saved["paths"]), saved["settings"], seed=saved["seed"],
+                  extras={"setup_inputs": saved["inputs"]})  # fmt: skip
+outcome = outcome.rescore(lam=float(lam))  # AR-MIA at the lambda shown: re-scored, never re-attacked
+show_decision(outcome.decision(), verdict(result))
 remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",
                 {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"})
 
@@ -217,8 +221,5 @@ with tabs[6]:
     st.plotly_chart(adaptive_figure(result), width="stretch")
     st.caption("An attacker who also keeps the gradient norm up (beta > 0) evades MFD, but the MIA stops being fooled.")
 
-outcome = Outcome(FABRICATION, result, Inputs({}, saved["paths"]), saved["settings"], seed=saved["seed"],
-                  extras={"setup_inputs": saved["inputs"]})  # fmt: skip
-outcome = outcome.rescore(lam=float(lam))  # AR-MIA at the lambda shown: re-scored, never re-attacked
 reproduce(outcome, key="fabrication.report")
 report_downloads(outcome.report(), key="fabrication.report")

@@ -30,6 +30,7 @@ from ui.common import (
     stored_result,
     take_autorun,
 )
+from ui.decision import show_decision
 from ui.widgets import knob_input
 
 PAGE = "Generate & compare"
@@ -107,7 +108,7 @@ def _show(comparison: GeneratorComparison, subset: pd.DataFrame, run: dict) -> N
     outcome = outcome.rescore(bandwidth=bandwidth, prior=float(prior))  # instant: nothing is refitted
     comparison = outcome.value
     st.subheader("Generators side by side")
-    st.info(comparison_verdict(comparison))
+    show_decision(outcome.decision(), comparison_verdict(comparison))
     st.dataframe(comparison_table(comparison), hide_index=True, width="stretch", key="generators.table")
     st.caption(
         "AUC and TPR of the true-distribution attack (an upper bound) with 95 % intervals (threshold and members); "

@@ -35,6 +35,7 @@ from ui.common import (
     show_input_error,
     take_autorun,
 )
+from ui.decision import show_decision
 from ui.widgets import knob_input
 
 PAGE = "Calibrated LiRA"
@@ -152,7 +153,7 @@ for col, (key, label) in zip(cols, short.items(), strict=True):
             )
 
 st.subheader("What to report")
-st.success(verdict(result))
+show_decision(outcome.decision(), verdict(result))
 
 tab_roc, tab_fpr, tab_m, tab_fpc, tab_rec = st.tabs(
     ["Log-ROC", "Per-record FPR", "How many models?", "Finite-population correction", "Most exposed records"]

@@ -27,6 +27,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
+from ui.decision import show_decision
 from ui.widgets import knob_input
 
 PAGE = "Score check"
@@ -95,7 +96,7 @@ outcome = saved["outcome"]
 check: ScoreCheck = outcome.value
 st.divider()
 st.subheader(f"Result: {saved['source']}")
-st.info(verdict(check))
+show_decision(outcome.decision(), verdict(check))
 st.caption("Assumption: " + ASSUMPTION)
 
 for attack in check.attacks.values():

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core.common.errors import InputError
+from audit_core.common.glossary import TERMS
 from audit_core.common.tables import ColumnTypes, infer_column_types
 from audit_core.contract import Inputs
 from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, exposed_records, record_comparison
@@ -22,7 +23,7 @@ from audit_core.synthetic.figures import (
     roc_figure,
 )
 from audit_core.synthetic.spec import TABULAR, TabularResult, TabularSettings
-from audit_core.synthetic.verdict import risk_level, verdict
+from audit_core.synthetic.verdict import verdict
 from ui import state
 from ui.common import (
     HELP,
@@ -37,6 +38,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
+from ui.decision import glossary_expander, show_decision
 from ui.disclosure import disclosure_section
 from ui.widgets import knob_input
 
@@ -174,10 +176,34 @@ def _metric_cards(audit: SyntheticAudit) -> None:
                 metric_card(f"{key.capitalize() if key != 'f1' else 'F1'}", f"{value:.3f}", help=HELP[key])
 
 
-def _show_verdict(audit: SyntheticAudit) -> None:
-    text = verdict(audit)
-    level = risk_level(audit)
-    {"high": st.error, "elevated": st.warning, "low": st.success}[level](text)
+
+
+def _verbatim_cards(audit: SyntheticAudit) -> None:
+    """Real records in the synthetic table: one count per real table, the rare copies, the near-copy scan."""
+    v, link = audit.verbatim, audit.linkage
+    if v is None:
+        return
+    with st.container(border=True):
+        st.markdown("**Real records in the synthetic table** (whole tables; a synthetic row equal to a real record "
+                    "publishes it)")  # fmt: skip
+        cols = st.columns(5)
+        aux = "n/a" if v.in_auxiliary is None else f"{v.in_auxiliary:,}"
+        cards = [
+            ("= a training record", f"{v.in_train:,}", f"Synthetic rows equal to a training row, of {v.n_synthetic:,}. "
+             f"{v.train_copied:,} training rows have a copy (the exact-copy test's count)."),
+            ("= a holdout record", f"{v.in_holdout:,}", "Synthetic rows equal to a holdout row (real non-members)."),
+            ("= an auxiliary record", aux, "Synthetic rows equal to an auxiliary row (real non-members)."),
+            ("rare training copies", f"{v.rare_train_copied:,}", "Copied training records whose values no holdout or "
+             "auxiliary record shares: not explained by the population's own duplicates."),
+        ]  # fmt: skip
+        if link is not None:
+            k = link.best
+            cards.append(("near-copies (linkage)", f"{link.members_near[k]:,} vs {link.non_members_near[k]:,}",
+                          f"{TERMS['record linkage']} Members vs non-members agreeing with a synthetic record on nearly "
+                          f"every column ({link.tests[k]}); p = {link.p_value:.3g} over the scan."))  # fmt: skip
+        for col, (label, value, help_text) in zip(cols, cards, strict=False):
+            with col:
+                metric_card(label, value, help=help_text)
 
 
 def _exposed(audit: SyntheticAudit) -> None:
@@ -288,7 +314,8 @@ audit = outcome.value.audit
 for note in audit.warnings:
     st.caption("ℹ️ " + note)
 
-_show_verdict(audit)
+show_decision(outcome.decision(), verdict(audit))
+_verbatim_cards(audit)
 _metric_cards(audit)
 
 st.plotly_chart(roc_figure(audit), width="stretch")
@@ -327,3 +354,6 @@ remember_result(
         "exact copies": str(audit.exact_copies["members"]),
     },
 )
+
+glossary_expander(verdict(audit), *ATTACK_LABELS.values(), "Gower distance KDE bandwidth prior AUC TPR at FPR log-ROC "
+                  "95 % interval verbatim copy near-copy DOMIAS Method 1 p-value epsilon lower bound")

@@ -29,6 +29,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from audit_core.common.errors import InputError
+from audit_core.common.glossary import terms_in
 from audit_core.common.hashing import table_digest
 
 REPORTED_PACKAGES = (
@@ -146,6 +147,7 @@ class Report:
     checklist: pd.DataFrame | None = None  # a "release checklist" shown first (audit_core.synthetic.verdict)
     command: str = ""  # the ``python -m audit_core ...`` line that reproduces the result (audit_core.contract)
     decision: Any = None  # the release decision (audit_core.common.decision.Decision), shown first
+    regulation: list[dict[str, str]] = field(default_factory=list)  # what regulators ask (audit_core.common.regulation)
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
     def to_json(self) -> dict[str, Any]:
@@ -160,6 +162,8 @@ class Report:
                 "seed": self.seed,
                 "metrics": self.metrics,
                 "verdict": self.verdict,
+                "decision": self.decision.to_json() if self.decision is not None else None,
+                "regulation": self.regulation,
                 "limits": self.limits,
                 "command": self.command,
                 "versions": package_versions(),
@@ -197,6 +201,14 @@ class Report:
         for caption, table in self.tables:
             parts.append(f"<h2>{esc(caption)}</h2>")
             parts.append(table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0))
+        if self.regulation:
+            parts.append("<h2>What regulators ask, and what this audit shows</h2>")
+            parts.append(pd.DataFrame(self.regulation).to_html(index=False, border=0, classes="regulation"))
+        terms = terms_in([self.verdict, *self.limits, *(c for c, _ in self.figures), *(c for c, _ in self.tables)])
+        if terms:
+            parts.append("<h2>Terms used</h2><dl class='terms'>")
+            parts.extend(f"<dt>{esc(t)}</dt><dd>{esc(line)}</dd>" for t, line in terms.items())
+            parts.append("</dl>")
         if self.command:
             parts.append(f"<h2>Reproduce this</h2><pre class='command'>{esc(self.command)}</pre>")
         parts.append("<h2>Settings</h2>" + _dict_table(self.settings))

@@ -43,6 +43,12 @@ def _rescore(result, s: LiraSettings, *, seed: int):
     return evaluate_pool(result.pool, fpr=s.fpr, seed=seed)
 
 
+def _decision(result):
+    from audit_core.lira.verdict import decision
+
+    return decision(result)
+
+
 def _verdict(result) -> str:
     from audit_core.lira.verdict import verdict
 
@@ -99,6 +105,7 @@ LIRA = Audit(
     run=_run,
     rescore=_rescore,
     verdict=_verdict,
+    decision=_decision,
     report=_report,
     summary=_summary,
     notes=_notes,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from audit_core.common.decision import Decision, Finding, decide
 from audit_core.common.report import Report, describe_input
 from audit_core.lira.audit import LiraResult, vulnerable_records
 from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, tpr_table
@@ -124,3 +125,38 @@ def build_report(
         limits=limits,
         seed=seed,
     )
+
+
+def decision(result: LiraResult) -> Decision:
+    """The release decision for a model of this kind trained on this table: calibrated LiRA at the chosen FPR.
+
+    The post-processed rule with the Student-t threshold (the number the verdict says to report)
+    by the shared margins: high when its interval's lower end exceeds 3 x alpha, elevated above
+    2 x alpha; too few models for a measured per-record FPR is a finding with its next step.
+    """
+    ev = result.evaluation
+    a = float(ev.fpr)
+    # the rule the verdict says to report: post-processed Student-t where it holds alpha at this M, else the average
+    rule = "post_processed_t" if ev.holds_alpha.get("post_processed_t", True) else "per_sample_mean"
+    tpr = float(ev.tpr[rule])
+    lo, hi = ev.tpr_ci.get(rule, (np.nan, np.nan))
+    name = ("calibrated LiRA (post-processed, Student-t threshold)" if rule == "post_processed_t"
+            else "the per-sample average of calibrated LiRA")  # fmt: skip
+    said = (f"{name} flags {_pct(tpr)} of the training records (95 % interval {_pct(lo)} to {_pct(hi)}) at a "
+            f"per-record FPR of {a:g}")  # fmt: skip
+    step = ("The model memorises its training records: train with stronger regularisation or with differential "
+            "privacy (DP-SGD), or release coarser outputs (labels, rounded probabilities), then audit again.")  # fmt: skip
+    if np.isfinite(lo) and lo > 3 * a:
+        findings = [Finding("high", f"A {result.pool.model} model trained on this table exposes its training records: "
+                            f"{said}.", step)]  # fmt: skip
+    elif np.isfinite(lo) and lo > 2 * a:
+        findings = [Finding("elevated", f"Some membership signal: {said}.", step)]
+    else:
+        findings = [Finding("low", f"No rule tells training records from others beyond chance: {said}.")]
+    if ev.n_models < ev.required_models:
+        findings.append(Finding("low", f"With {ev.n_models} models the per-record FPRs rest on a Gaussian fit (measuring "
+                                f"them at {a:g} needs {ev.required_models} models).",
+                                f"Train at least {ev.required_models} models (--models) to measure the "
+                                "per-record FPR."))  # fmt: skip
+    return decide(findings, low="no membership signal beyond chance at this number of models; passing does not "
+                  "prove the model private.")  # fmt: skip

@@ -37,7 +37,7 @@ def ran():
 def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
     at = ran
     assert not at.exception
-    assert not at.error
+    assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
     labels = [m.label for m in at.metric]
     assert "MFD AUC" in labels
     values = {m.label: float(m.value) for m in at.metric if "AUC" in m.label}

@@ -24,7 +24,7 @@ def test_comparison_runs_and_sliders_do_not_refit():
     assert not at.exception
     at = _compare(at)
     assert not at.exception
-    assert not at.error
+    assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
     table = at.dataframe[0].value
     assert list(table["Generator"]) == [
         "Bootstrap (leaky reference)", "Population (chance reference)", "Bayesian network (pgmpy)",

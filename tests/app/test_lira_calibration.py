@@ -23,15 +23,15 @@ def trained():
 def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
     at = trained
     assert not at.exception
-    assert not at.error
+    assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
     labels = [m.label for m in at.metric]
     assert any("naive" in label for label in labels)
     assert any("Student-t" in label for label in labels)
     values = [float(m.value.rstrip(" %")) for m in at.metric]
     assert all(0.0 <= v <= 100.0 for v in values)
-    assert "Report the post-processed TPR" in at.success[0].value
-    assert "per-sample average" in at.success[0].value
-    assert "95 % interval" in at.success[0].value
+    reading = next(m.value for m in at.markdown if m.value.startswith("Report the"))  # under the decision box
+    assert "per-sample average" in reading
+    assert "95 % interval" in reading
     assert any("FPR it holds" in c.value for c in at.caption)  # the per-sample card says what its test holds
     metrics = at.session_state["lira.downloads.metrics"]
     assert metrics["n_models"] == 16

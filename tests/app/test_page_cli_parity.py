@@ -52,12 +52,23 @@ def lira_page() -> AppTest:
     seed_input.set_value(SEED)
     at.button[0].click().run()
     assert not at.exception
-    assert not at.error
+    assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
     return at
 
 
 def _lira_cards(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def _assert_same_decision(at: AppTest, cli: dict, stdout: str) -> None:
+    """The page's decision box says the CLI's release decision, and its expander the verdict sentence, word for word."""
+    boxes = [e.value for e in (*at.error, *at.warning, *at.success) if e.value.startswith("**Release decision")]
+    assert len(boxes) == 1
+    assert cli["verdict"]["headline"] in boxes[0]
+    assert boxes[0].startswith(f"**Release decision: {cli['verdict']['level'].upper()}.**")
+    lines = stdout.strip().splitlines()
+    assert lines[-1] == f"release decision: {cli['verdict']['level']}"
+    assert lines[-2] in [m.value for m in at.markdown]  # the verdict sentence, word for word
 
 
 @pytest.mark.parametrize("fpr", [0.05, 0.1])
@@ -88,7 +99,7 @@ def test_lira_page_equals_cli(lira_page: AppTest, fpr: float, tmp_path: Path, ca
         assert cards[label] == f"{100 * cli['tpr'][key]:.1f} %"
         lo, hi = cli["tpr_ci"][key]
         assert any(c.value.startswith(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} %") for c in at.caption)
-    assert at.success[0].value in stdout  # the verdict sentence, word for word
+    _assert_same_decision(at, cli, stdout)
 
 
 def test_lira_cli_json_is_byte_identical_across_runs(tmp_path: Path) -> None:
@@ -141,8 +152,7 @@ def test_synthetic_page_equals_cli_tabular(source: str, synthetic: str, tmp_path
     assert cards["AUC"] == f"{true['auc']:.3f}"
     for key, label in (("0.001", "0.1 %"), ("0.01", "1 %"), ("0.1", "10 %")):
         assert cards[f"TPR at {label} FPR"].startswith(f"{100 * true['tpr_at_fpr'][key]:.1f} %")
-    shown = [e.value for e in (*at.error, *at.warning, *at.success)]
-    assert stdout.strip().splitlines()[-1] in shown  # the verdict sentence, word for word
+    _assert_same_decision(at, cli, stdout)
 
 
 # ----------------------------------------------------------------------------- score check
@@ -156,7 +166,7 @@ def test_score_check_page_equals_cli_scores(tmp_path: Path, capsys) -> None:
     seed.set_value(SEED)
     at.button[0].click().run()
     assert not at.exception
-    assert not at.error
+    assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
     page = _plain(at.session_state["score_check.downloads.metrics"])
     cli, _ = _cli(
         ["scores", "--scores", str(ROOT / "sample_data" / "scores.csv"), "--fpr", "0.001,0.01,0.1",
@@ -164,7 +174,8 @@ def test_score_check_page_equals_cli_scores(tmp_path: Path, capsys) -> None:
         tmp_path,
         capsys,
     )  # fmt: skip
-    assert page == cli["attacks"]  # the report's metrics are the per-attack block of the JSON
+    assert page.pop("verdict") == cli["verdict"]  # the release decision, as the CLI's JSON has it
+    assert page == cli["attacks"]  # the report's other metrics are the per-attack block of the JSON
     assert cli["settings"]["seed"] == SEED
     shown = [m.value for m in at.metric if m.label == "epsilon ≥"]
     assert shown == [f"{a['epsilon_lower_bound']['epsilon']:.2f}" for a in cli["attacks"].values()]

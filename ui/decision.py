@@ -1,0 +1,51 @@
+"""The release decision at the top of a page, in words a stakeholder can act on, and the glossary.
+
+One box per page, coloured by its level (red: do not release, amber: review, green: no
+measurable risk), the finding that drives it, what to do next, and the full reading and the
+glossary (``audit_core.common.glossary``) one click away.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from audit_core.common.decision import Decision
+from audit_core.common.glossary import terms_in
+
+__all__ = ["glossary_expander", "show_decision"]
+
+_BOX = {"high": st.error, "elevated": st.warning, "low": st.success}
+_ICON = {"high": "⛔", "elevated": "⚠️", "low": "✅"}
+_WORD = {"high": "HIGH", "elevated": "ELEVATED", "low": "LOW"}
+
+
+def show_decision(decision: Decision | None, details: str = "") -> None:
+    """The decision box: level and headline, the next step; the findings and the full reading in an expander."""
+    if decision is None:  # an audit without a release decision: its reading only
+        st.info(details)
+        return
+    lines = [f"**Release decision: {_WORD[decision.level]}.** {decision.headline}"]
+    if decision.next_steps:
+        lines.append(f"**Next step:** {decision.next_steps[0]}")
+    _BOX[decision.level]("\n\n".join(lines), icon=_ICON[decision.level])
+    with st.expander("Why, and what else to do"):
+        if decision.reasons:
+            st.markdown("**Findings** (most severe first)")
+            st.markdown("\n".join(f"- {r}" for r in decision.reasons))
+        if len(decision.next_steps) > 1:
+            st.markdown("**Next steps**")
+            st.markdown("\n".join(f"{i}. {s}" for i, s in enumerate(decision.next_steps, 1)))
+        if details:
+            st.markdown("**The full reading**")
+            st.markdown(details)
+        st.caption("Passing an audit is evidence at this sample size, not a proof of anonymity.")
+
+
+def glossary_expander(*texts: str) -> None:
+    """The glossary entries for the terms the page uses (every term when no text is given)."""
+    entries = terms_in(texts) if texts else None
+    from audit_core.common.glossary import TERMS
+
+    with st.expander("📖 Glossary: what the terms on this page mean"):
+        for term, line in (entries or TERMS).items():
+            st.markdown(f"**{term}**: {line}")
