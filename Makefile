@@ -1,10 +1,12 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+):
-#   make app    installs the dependencies and opens the dashboard on the bundled sample data
+#   make app    installs the dependencies and serves the dashboard at http://127.0.0.1:8501 (open it in a browser);
+#               this machine only, unless asked: make app HOST=0.0.0.0 (or PORT=8502)
 #   make test   installs the dependencies (and Chromium where possible) and runs every test
 PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PORT   ?= 8501
+HOST   ?= 127.0.0.1
 
 .PHONY: app test install install-dev browser lint bench
 
@@ -25,7 +27,8 @@ browser:
 	  else echo "Chromium missing: 'sudo apt-get install chromium' to run the browser tests"; fi; }
 
 app: install
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	@echo "Dashboard: http://$(HOST):$(PORT) (listening on $(HOST) only; make app HOST=0.0.0.0 to open it to the network)"
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(HOST)
 
 test: install-dev browser
 	$(PY) -m ruff check .
