@@ -9,10 +9,11 @@ from __future__ import annotations
 from audit_core.contract import Audit
 from audit_core.fabrication.spec import FABRICATION
 from audit_core.lira.spec import FPC_SIM, LIRA
+from audit_core.model.spec import MODEL
 from audit_core.scores.spec import SCORES
 from audit_core.synthetic.spec import COMPARE, GENERATE, TABULAR
 
-REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, FABRICATION, SCORES)}
+REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, MODEL, FABRICATION, SCORES)}
 """Audits in the order the home page shows them."""
 
 

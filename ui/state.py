@@ -58,11 +58,19 @@ class ScoreCheck:
     UPLOAD = "score_check.upload"
 
 
+class OwnModel:
+    AUTORUN = "own_model.autorun"  # set by the home page's "Run on the sample" button
+    RESULT = "own_model.result"  # dict: outcome, source
+    SOURCE = "own_model.source"
+    UPLOAD = "own_model.upload"  # prefix of the upload widgets' keys
+
+
 AUTORUN: dict[str, str] = {
     "tabular": Synthetic.AUTORUN,
     "compare": Generators.AUTORUN,
     "lira": Lira.AUTORUN,
     "fabrication": Fabrication.AUTORUN,
     "scores": ScoreCheck.AUTORUN,
+    "model": OwnModel.AUTORUN,
 }
 """The "Run on the sample" flag of each registered audit's page (audit_core.registry), by audit name."""

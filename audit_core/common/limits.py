@@ -90,3 +90,6 @@ MAX_ARRAY_MB = 1024
 """Largest array read from an .npz upload, in MiB, as declared in its header (checked before reading)."""
 MAX_MODEL_MB = 200
 """Largest model file, in MiB (ResNet-18 weights are 45 MB)."""
+
+REFERENCE_MODELS = Bound("the number of reference models", 1, 64)
+"""Reference models of the model audit (audit_core.model): RMIA's gain is mostly in the first one."""

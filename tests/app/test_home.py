@@ -5,12 +5,14 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_app_routes_to_home_with_five_audits():
+def test_app_routes_to_home_with_every_audit():
+    from audit_core.registry import REGISTRY
+
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
     assert any("Membership-risk audit" in t.value for t in at.title)
     run_buttons = [b for b in at.button if b.label == "▶ Run on the sample"]
-    assert len(run_buttons) == 5
+    assert len(run_buttons) == len(REGISTRY) == 6
 
 
 def test_home_lists_remembered_results():

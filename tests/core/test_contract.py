@@ -24,6 +24,8 @@ CHANGED = {
     "fabrication": {"dataset": "mnist", "epsilon": "16/255", "steps": 12, "lam": 3.0, "attack": "icw",
                     "architecture": "resnet18"},
     "scores": {"fpr": (0.01, 0.05), "delta": 1e-6},
+    "model": {"target": "credit", "attacks": ("loss", "rmia"), "reference_models": 2, "reference_family": "gbdt",
+              "trust_skops_types": ("sklearn.tree._tree.Tree",)},
     "generate": {"generator": "ctgan", "rows": 77, "epochs": 3},
     "fpc-sim": {"population": 500, "train_size": 250, "models": 16, "repeats": 9},
 }  # fmt: skip

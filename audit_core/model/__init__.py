@@ -1,0 +1,1 @@
+"""Audit of an uploaded model: load it safely, train reference models, run LOSS / RMIA / LiRA."""

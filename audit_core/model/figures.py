@@ -1,0 +1,38 @@
+"""Figures and display tables of the model audit (:mod:`audit_core.model.audit`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from audit_core.model.audit import ModelAudit
+from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
+
+__all__ = ["epsilon_table", "fidelity_table", "log_roc", "rmia_table", "tpr_table"]
+
+
+def log_roc(audit: ModelAudit) -> go.Figure:
+    """Every attack on one log-ROC, with the DP limit at the largest epsilon lower bound (as the score check)."""
+    fig = roc_figure(audit)
+    fig.update_layout(title="Attacks on the uploaded model: log-ROC")
+    return fig
+
+
+def fidelity_table(audit: ModelAudit) -> pd.DataFrame:
+    """Target vs reference models: train and test accuracy and loss side by side, and the gap."""
+    f = audit.fidelity
+    rows = []
+    for key in ("train_accuracy", "test_accuracy", "train_loss", "test_loss"):
+        rows.append({"measure": key.replace("_", " "), "target": f.target[key], "reference (mean)": f.reference[key],
+                     "gap": f.reference[key] - f.target[key],
+                     "checked": f"within ±{f.margin:g}" if "accuracy" in key else "shown only"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def rmia_table(audit: ModelAudit) -> pd.DataFrame:
+    """RMIA with the first 1, 2, 4, ... reference models: how much each added model buys."""
+    return pd.DataFrame(
+        [{"reference models": int(k), "auc": v["auc"], "tpr at 1 % fpr": v["tpr_at_fpr"]["0.01"]["tpr"],
+          "ci_low": v["tpr_at_fpr"]["0.01"]["ci_low"], "ci_high": v["tpr_at_fpr"]["0.01"]["ci_high"]}
+         for k, v in audit.rmia_by_k.items()]
+    )

@@ -1,0 +1,99 @@
+"""Verdict, release decision, limits and report of the model audit (:mod:`audit_core.model.audit`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from audit_core.common.decision import Decision, Finding, decide
+from audit_core.common.privacy_bound import ASSUMPTION
+from audit_core.common.report import InputSummary, Report
+from audit_core.model.attacks import REFERENCE_ATTACKS
+from audit_core.model.audit import ModelAudit
+from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
+
+HIGH_FACTOR = 3.0
+"""``high`` when the best attack's TPR at 1 % FPR has its lower bound above this many times the FPR."""
+ELEVATED_FACTOR = 2.0
+ELEVATED_AUC = 0.6
+FPR = 0.01
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def verdict(audit: ModelAudit) -> str:
+    """Plain words: the strongest attack at 1 % FPR with its interval, the epsilon bound, and the fidelity check."""
+    best = audit.best()
+    t = best.tpr_at_fpr["0.01"]
+    parts = [
+        f"Against {audit.n_members:,} members and {audit.n_non_members:,} non-members, the strongest attack "
+        f"('{best.name}', AUC {best.auc:.3f}) flags {_pct(t.tpr)} of the members at 1 % FPR "
+        f"(95 % interval {_pct(t.ci_low)} to {_pct(t.ci_high)})"
+        + ("" if t.supported else f"; {audit.n_non_members:,} non-members are too few to measure a 1 % FPR precisely")
+        + ".",
+        best.epsilon.sentence(),
+        audit.fidelity.sentence(),
+    ]
+    return " ".join(parts)
+
+
+def decision(audit: ModelAudit) -> Decision:
+    """The release decision: from the best attack's TPR at 1 % FPR (its lower bound) and AUC."""
+    best = audit.best()
+    t = best.tpr_at_fpr["0.01"]
+    findings = []
+    said = (f"the '{best.name}' attack flags {_pct(t.tpr)} of the training records at 1 % FPR (at least "
+            f"{_pct(t.ci_low)} with 95 % confidence; AUC {best.auc:.3f})")  # fmt: skip
+    fix = ("Retrain with regularisation or early stopping (a smaller gap between train and test accuracy), or with "
+           "differential privacy, then audit again; look at the most exposed records first.")  # fmt: skip
+    if t.ci_low > HIGH_FACTOR * FPR:
+        findings.append(Finding("high", f"The model reveals who was in its training data: {said}.", fix))
+    elif t.ci_low > ELEVATED_FACTOR * FPR or best.auc > ELEVATED_AUC:
+        findings.append(Finding("elevated", f"The model leaks some membership: {said}.", fix))
+    else:
+        findings.append(Finding("low", f"No attack tells members from non-members clearly: {said}."))
+    if not audit.fidelity.ok and any(a in audit.attacks for a in REFERENCE_ATTACKS):
+        findings.append(Finding(
+            "low", audit.fidelity.sentence(),
+            "Pick the reference family closest to the model (--reference-family) or give a larger population table.",
+        ))  # fmt: skip
+    if not t.supported:
+        findings.append(Finding("low", f"{audit.n_non_members:,} non-members are too few to measure a 1 % FPR "
+                                "precisely (it needs 1,000).", "Give a larger population table."))  # fmt: skip
+    return decide(findings, low="no attack separates the training records from the population", subject="Model")
+
+
+LIMITS = [
+    ASSUMPTION,
+    "Members are the records of the training table as given; if the model was trained on more or fewer records, the "
+    "numbers describe the table given, not the model's real training set.",
+    "The reference models are trained here on half of the population (the other half are the non-members): RMIA and "
+    "LiRA are as strong as the reference models are close to the target, which the fidelity check measures.",
+    "RMIA is the offline variant (a = 0.3, gamma = 1); LiRA is offline with a global variance. Both assume every "
+    "candidate is out of every reference model, which holds when the members and the population share no record.",
+    "A low result is no privacy guarantee: a stronger attack may find more. Only an analysis of the training "
+    "procedure gives an upper bound.",
+]
+
+
+def build_report(audit: ModelAudit, *, inputs: Sequence[InputSummary] = ()) -> Report:
+    """The model audit's report, for the page and ``python -m audit_core model --html``."""
+    tables = [("Fidelity: target vs reference models", fidelity_table(audit)),
+              ("Epsilon lower bound per attack", epsilon_table(audit)),
+              ("TPR at each target FPR", tpr_table(audit))]  # fmt: skip
+    if audit.rmia_by_k:
+        tables.append(("RMIA by number of reference models", rmia_table(audit)))
+    tables.append(("Most exposed members (with their values)", audit.exposed))
+    return Report(
+        title="Audit of an uploaded model",
+        question="Does the model reveal which records it was trained on?",
+        inputs=list(inputs),
+        settings=audit.settings,
+        metrics={k: v for k, v in audit.to_json().items() if k not in ("audit", "settings")},
+        figures=[("Log-ROC of every attack", log_roc(audit))],
+        tables=tables,
+        verdict=verdict(audit),
+        limits=LIMITS + [f"Note: {w}" for w in audit.warnings],
+        seed=audit.seed,
+    )

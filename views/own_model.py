@@ -1,0 +1,178 @@
+"""Audit my model: upload a trained model (ONNX or skops) and see per-record membership risk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from audit_core.common.errors import InputError
+from audit_core.common.privacy_bound import ASSUMPTION
+from audit_core.contract import Inputs
+from audit_core.model.attacks import ATTACKS
+from audit_core.model.audit import ModelAudit
+from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
+from audit_core.model.loading import read_model_bytes
+from audit_core.model.spec import MODEL, ModelSettings
+from audit_core.model.verdict import verdict
+from ui import state
+from ui.common import (
+    HELP,
+    load_table,
+    metric_card,
+    remember_result,
+    report_downloads,
+    reproduce,
+    run_audit,
+    seed_input,
+    show_input_error,
+    take_autorun,
+    tpr_card,
+)
+from ui.widgets import knob_input
+
+PAGE = "Audit my model"
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = {
+    "model": ROOT / "sample_data" / "german_credit" / "model_mlp.skops",
+    "train": ROOT / "sample_data" / "german_credit" / "train.csv",
+    "population": ROOT / "sample_data" / "german_credit" / "holdout.csv",
+}
+SAMPLE_LABEL = "Sample: an overfit MLP on German Credit (sample_data/german_credit/model_mlp.skops)"
+SAMPLE_SETTINGS = {"target": "credit", "reference_family": "mlp"}
+UPLOAD = "Upload my model and tables"
+LEVEL_BOX = {"high": st.error, "elevated": st.warning, "low": st.success}
+
+st.title("🧠 Audit my model")
+st.markdown(
+    "Upload the model your team trained, its **training table** (the members, with the label column) and a "
+    "**population** table from the same distribution that it was not trained on. The model is read without running "
+    "any code: **ONNX** (standard operators, one self-contained file) or **scikit-learn saved with skops**; a pickle "
+    "is refused. It gets the table's feature columns as they are (every column but the label, numbers as floats, in "
+    "table order): export a pipeline with its own encoder when it needs categories encoded."
+)
+
+autorun = take_autorun(state.OwnModel.AUTORUN)
+if autorun:
+    st.session_state[state.OwnModel.SOURCE] = SAMPLE_LABEL
+source = st.radio("Model and tables", [SAMPLE_LABEL, UPLOAD], key=state.OwnModel.SOURCE, horizontal=True)
+
+data: dict = {}
+paths: dict[str, str] = {}
+try:
+    if source == UPLOAD:
+        cols = st.columns(3)
+        files = {
+            "model": cols[0].file_uploader("Model (.onnx, .skops)", type=["onnx", "skops", "pkl", "pickle", "joblib"],
+                                           key=state.OwnModel.UPLOAD + ".model"),
+            "train": cols[1].file_uploader("Members (CSV or Parquet)", type=["csv", "parquet"],
+                                           key=state.OwnModel.UPLOAD + ".train"),
+            "population": cols[2].file_uploader("Population (CSV or Parquet)", type=["csv", "parquet"],
+                                                key=state.OwnModel.UPLOAD + ".population"),
+        }
+        for role, upload in files.items():
+            if upload is None:
+                continue
+            raw = upload.getvalue()
+            data[role] = read_model_bytes(raw, upload.name) if role == "model" else load_table(raw, upload.name, upload=True)
+            paths[role] = upload.name
+        if len(data) < 3:
+            st.info("Upload the model, the members' table and the population table.")
+    else:
+        data = {"model": read_model_bytes(SAMPLE["model"], SAMPLE["model"].name)}
+        for role in ("train", "population"):
+            data[role] = load_table(SAMPLE[role], SAMPLE[role].name, upload=False)
+        paths = {role: str(p.relative_to(ROOT)) for role, p in SAMPLE.items()}
+except InputError as exc:
+    show_input_error(exc)
+    data = {}
+
+submitted = False
+settings = None
+if len(data) == 3:
+    columns = [str(c) for c in data["train"].columns]
+    with st.form("own_model.form"):
+        left, mid, right = st.columns(3)
+        default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
+        target = left.selectbox("Label column", columns, index=columns.index(default), help=ModelSettings.knobs()["target"].help)
+        attacks = left.multiselect("Attacks", list(ATTACKS), default=list(ATTACKS), help=ModelSettings.knobs()["attacks"].help)
+        k = knob_input(mid, ModelSettings, "reference_models")
+        family = knob_input(mid, ModelSettings, "reference_family",
+                            value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
+        trusted = right.text_input("Trusted skops types (comma-separated)", "",
+                                   help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
+        seed = seed_input(right)
+        submitted = st.form_submit_button("▶ Audit the model", type="primary")
+    if autorun:
+        target, attacks, k, family, trusted, seed, submitted = "credit", list(ATTACKS), 4, "mlp", "", 0, True
+    if submitted:
+        settings = ModelSettings(target=target, attacks=tuple(a for a in ATTACKS if a in attacks), reference_models=int(k),
+                                 reference_family=family,
+                                 trust_skops_types=tuple(t.strip() for t in trusted.split(",") if t.strip()))  # fmt: skip
+
+if submitted and settings is not None:
+    try:
+        _, outcome = run_audit(MODEL, Inputs(data, paths), settings, seed=int(seed), label="Auditing the model")
+        st.session_state[state.OwnModel.RESULT] = {"outcome": outcome, "source": paths.get("model", "model")}
+    except InputError as exc:
+        show_input_error(exc)
+        st.session_state.pop(state.OwnModel.RESULT, None)
+
+saved = st.session_state.get(state.OwnModel.RESULT)
+if saved is None:
+    st.stop()
+
+outcome = saved["outcome"]
+audit: ModelAudit = outcome.value
+decision = outcome.decision()
+st.divider()
+st.subheader(f"Result: {Path(saved['source']).name}")
+LEVEL_BOX[decision.level](f"**{decision.headline}**\n\n" + "\n".join(f"- {s}" for s in decision.next_steps))
+st.info(verdict(audit))
+st.caption("Assumption: " + ASSUMPTION)
+for w in audit.warnings:
+    st.warning(w)
+
+st.markdown("**Fidelity check: do the reference models behave like the target?**")
+st.dataframe(fidelity_table(audit), hide_index=True, width="stretch")
+if not audit.fidelity.ok:
+    st.error(audit.fidelity.sentence())
+
+for attack in audit.attacks.values():
+    with st.container(border=True):
+        st.markdown(f"**{attack.name}** · {attack.curve.n_pos:,} members, {attack.curve.n_neg:,} non-members")
+        cols = st.columns(2 + len(attack.tpr_at_fpr))
+        with cols[0]:
+            metric_card("AUC", f"{attack.auc:.3f}", help=HELP["auc"])
+        with cols[1]:
+            metric_card("epsilon ≥", f"{attack.epsilon.epsilon:.2f}", help=attack.epsilon.sentence())
+        for col, t in zip(cols[2:], attack.tpr_at_fpr.values(), strict=True):
+            with col:
+                tpr_card(f"TPR at {100 * t.target_fpr:g} % FPR", t)
+
+st.plotly_chart(log_roc(audit), width="stretch")
+if audit.rmia_by_k:
+    st.markdown("**RMIA with the first 1, 2, 4, ... reference models**")
+    st.dataframe(rmia_table(audit), hide_index=True, width="stretch")
+st.markdown("**Epsilon lower bound per attack**")
+st.dataframe(epsilon_table(audit), hide_index=True, width="stretch")
+with st.expander("TPR at each target FPR (table)"):
+    st.dataframe(tpr_table(audit), hide_index=True, width="stretch")
+
+st.subheader("Most exposed members")
+st.caption("The members the strongest attack ranks highest, with their values; <attack>_fpr = the share of non-members "
+           "scoring at least as high (the FPR at which this record would be flagged).")  # fmt: skip
+st.dataframe(audit.exposed, hide_index=True, width="stretch")
+with st.expander("Per-record table (every candidate)"):
+    st.dataframe(audit.records.head(2000), hide_index=True, width="stretch")
+
+st.subheader("Downloads")
+reproduce(outcome, key="own_model.downloads")
+report_downloads(outcome.report(), records=audit.records, key="own_model.downloads")
+
+best = audit.best()
+remember_result(
+    PAGE,
+    f"{Path(saved['source']).name}: strongest attack '{best.name}', fidelity {'ok' if audit.fidelity.ok else 'NOT ok'}.",
+    {"AUC": f"{best.auc:.3f}", "TPR at 1 % FPR": f"{best.tpr_at_fpr['0.01'].tpr:.3f}"},
+)
