@@ -23,6 +23,7 @@ class Synthetic:
     EXPOSED_BY = "synthetic.exposed_by"
     EXPLAIN = "synthetic.explain"
     DISCLOSURE = "synthetic.disclosure"  # prefix of the disclosure section's role editor and attack settings
+    GROUPS = "synthetic.groups"  # the column of the risk-by-group table: re-scores, never recomputes distances
 
 
 class Generators:

@@ -62,6 +62,8 @@ class TabularSettings(Settings):
     secrets: tuple[str, ...] | None = _role("Secret columns to infer", "default: the last column")
     n_attacks: int = knob(2000, "Attacks per table", "--disclosure: attacks per table", bound=DISCLOSURE_ATTACKS)
     link_k: int = knob(1, "Linkability neighbours k", "--disclosure: neighbours per half", bound=LINK_K)
+    groups: str | None = knob(None, "Risk by group", "column whose groups each get a TPR at 1 % FPR (default: the "
+                              "column with the largest spread of risk)", rescore=True)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,34 @@ class TabularResult:
 
     audit: Any
     disclosure: Any = None
+    groups: Any = None  # audit_core.common.groups.GroupRisk of the true-distribution attack
 
     def to_json(self) -> dict[str, Any]:
         summary = self.audit.to_json()
         if self.disclosure is not None:
             summary["disclosure"] = self.disclosure.to_json()
+        if self.groups is not None:
+            summary["groups"] = self.groups.to_json()
         return summary
+
+
+def group_risk(audit: Any, column: str | None):
+    """Risk by group of the audited records (true-distribution attack; ``column`` None: the largest spread)."""
+    import numpy as np
+    import pandas as pd
+
+    from audit_core.common.groups import risk_by_group
+
+    recs = audit.records
+    source, rows = recs["source"].to_numpy(), recs["row"].to_numpy()
+    columns = {}
+    for col in audit.types.columns:
+        values = np.empty(len(recs), dtype=object)
+        for role in ("train", "holdout"):
+            mask = source == role
+            values[mask] = np.asarray(audit.frames[role][col].astype(object))[rows[mask]]
+        columns[col] = pd.Series(values).infer_objects()
+    return risk_by_group(columns, recs["p_member_true"].to_numpy(), recs["is_member"].to_numpy(), column=column)
 
 
 def _types(tables: dict[str, Any], s: TabularSettings):
@@ -103,13 +127,19 @@ def _run(inputs, s: TabularSettings, *, seed, progress=None, client=None):
 
     tables = {role: inputs.get(role) for role in ("train", "holdout", "synthetic", "auxiliary")}
     types = _types(tables, s)
+    if s.groups is not None and s.groups not in types.columns:  # before the long audit
+        from audit_core.common.tables import columns_sentence
+
+        raise InputError(f"--groups: '{s.groups}' is not a compared column of the training table; "
+                         + columns_sentence(types.columns, s.groups))
     roles = None
     if s.disclosure:  # bad roles fail before the long audit
         roles = disclosure_roles([c for c in tables["train"].columns if c in types.columns], s)
     audit = audit_synthetic(tables["train"], tables["holdout"], tables["synthetic"], tables["auxiliary"], types=types,
                             prior=s.prior, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale, seed=seed,
                             progress=progress, client=client)  # fmt: skip
-    return TabularResult(audit, _disclosure(tables, types, roles, s, seed) if s.disclosure else None)
+    return TabularResult(audit, _disclosure(tables, types, roles, s, seed) if s.disclosure else None,
+                         group_risk(audit, s.groups))  # fmt: skip
 
 
 def _disclosure(tables, types, roles, s: TabularSettings, seed: int):
@@ -122,8 +152,8 @@ def _disclosure(tables, types, roles, s: TabularSettings, seed: int):
 def _rescore(result: TabularResult, s: TabularSettings, *, seed: int) -> TabularResult:
     from audit_core.synthetic.audit import rescore
 
-    return replace(result, audit=rescore(result.audit, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale,
-                                         prior=s.prior))  # fmt: skip
+    audit = rescore(result.audit, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale, prior=s.prior)
+    return replace(result, audit=audit, groups=group_risk(audit, s.groups))
 
 
 def _verdict(result: TabularResult) -> str:
@@ -146,6 +176,10 @@ def _report(outcome: Outcome):
     names = ("train", "holdout", "synthetic", "auxiliary")
     inputs = [describe_input(n, outcome.inputs[n]) for n in names if outcome.inputs.get(n) is not None]
     report = build_report(result.audit, inputs=inputs)
+    if result.groups is not None:
+        caption = f"Risk by group: {result.groups.column} (TPR at 1 % FPR of the true-distribution attack, worst first)"
+        report = replace(report, tables=[*report.tables, (caption, result.groups.table())],
+                         metrics={**report.metrics, "groups": result.groups.to_json()})
     return report if result.disclosure is None else with_disclosure(report, result.audit, result.disclosure)
 
 
