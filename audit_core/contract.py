@@ -279,9 +279,11 @@ class Outcome:
         decision = self.decision()
         metrics = report.metrics if decision is None else {"verdict": decision.to_json(), **report.metrics}
         from audit_core.common.regulation import regulation_rows
+        from audit_core.common.threats import cards_for
 
         return dataclasses.replace(report, command=self.command(), decision=decision, metrics=metrics,
-                                   regulation=regulation_rows(self.audit.name, decision))  # fmt: skip
+                                   regulation=regulation_rows(self.audit.name, decision),
+                                   threats=cards_for(self.audit.name))  # fmt: skip
 
     def rescore(self, **cheap: Any) -> Outcome:
         """The same run re-scored with new values of ``rescore`` knobs (instant; nothing retrained)."""

@@ -12,7 +12,7 @@ import streamlit as st
 from audit_core.common.decision import Decision
 from audit_core.common.glossary import terms_in
 
-__all__ = ["glossary_expander", "show_decision"]
+__all__ = ["glossary_expander", "show_decision", "threat_cards"]
 
 _BOX = {"high": st.error, "elevated": st.warning, "low": st.success}
 _ICON = {"high": "⛔", "elevated": "⚠️", "low": "✅"}
@@ -49,3 +49,20 @@ def glossary_expander(*texts: str) -> None:
     with st.expander("📖 Glossary: what the terms on this page mean"):
         for term, line in (entries or TERMS).items():
             st.markdown(f"**{term}**: {line}")
+
+
+def threat_cards(audit_name: str) -> None:
+    """The audit's threat cards (``audit_core.common.threats``): one bordered card per test."""
+    from audit_core.common.threats import cards_for
+
+    cards = cards_for(audit_name)
+    if not cards:
+        return
+    with st.expander("🛡️ What each test assumes, what it measures, and which way is good"):
+        for row in range(0, len(cards), 3):
+            for col, card in zip(st.columns(3), cards[row : row + 3], strict=False):
+                with col.container(border=True):
+                    st.markdown(f"**{card['test']}**")
+                    st.markdown(f"*Attacker knows:* {card['the attacker knows']}  \n*Measures:* "
+                                f"{card['the number measures']}  \n*Good is:* {card['good is']}  \n*If bad:* "
+                                f"{card['if it is bad']}")  # fmt: skip

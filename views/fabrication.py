@@ -38,7 +38,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
-from ui.decision import show_decision
+from ui.decision import show_decision, threat_cards
 from ui.widgets import knob_input
 
 PAGE = "Fabricated members"
@@ -194,6 +194,7 @@ outcome = Outcome(FABRICATION, result, Inputs({}, saved["paths"]), saved["settin
                   extras={"setup_inputs": saved["inputs"]})  # fmt: skip
 outcome = outcome.rescore(lam=float(lam))  # AR-MIA at the lambda shown: re-scored, never re-attacked
 show_decision(outcome.decision(), verdict(result))
+threat_cards(FABRICATION.name)
 remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",
                 {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"})
 

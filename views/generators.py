@@ -30,7 +30,7 @@ from ui.common import (
     stored_result,
     take_autorun,
 )
-from ui.decision import show_decision
+from ui.decision import show_decision, threat_cards
 from ui.widgets import knob_input
 
 PAGE = "Generate & compare"
@@ -109,6 +109,7 @@ def _show(comparison: GeneratorComparison, subset: pd.DataFrame, run: dict) -> N
     comparison = outcome.value
     st.subheader("Generators side by side")
     show_decision(outcome.decision(), comparison_verdict(comparison))
+    threat_cards(COMPARE.name)
     st.dataframe(comparison_table(comparison), hide_index=True, width="stretch", key="generators.table")
     st.caption(
         "AUC and TPR of the true-distribution attack (an upper bound) with 95 % intervals (threshold and members); "

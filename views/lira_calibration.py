@@ -35,7 +35,7 @@ from ui.common import (
     show_input_error,
     take_autorun,
 )
-from ui.decision import show_decision
+from ui.decision import show_decision, threat_cards
 from ui.widgets import knob_input
 
 PAGE = "Calibrated LiRA"
@@ -154,6 +154,7 @@ for col, (key, label) in zip(cols, short.items(), strict=True):
 
 st.subheader("What to report")
 show_decision(outcome.decision(), verdict(result))
+threat_cards(LIRA.name)
 
 tab_roc, tab_fpr, tab_m, tab_fpc, tab_rec = st.tabs(
     ["Log-ROC", "Per-record FPR", "How many models?", "Finite-population correction", "Most exposed records"]

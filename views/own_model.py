@@ -29,6 +29,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
+from ui.decision import show_decision, threat_cards
 from ui.widgets import knob_input
 
 PAGE = "Audit my model"
@@ -41,7 +42,6 @@ SAMPLE = {
 SAMPLE_LABEL = "Sample: an overfit MLP on German Credit (sample_data/german_credit/model_mlp.skops)"
 SAMPLE_SETTINGS = {"target": "credit", "reference_family": "mlp"}
 UPLOAD = "Upload my model and tables"
-LEVEL_BOX = {"high": st.error, "elevated": st.warning, "low": st.success}
 
 st.title("🧠 Audit my model")
 st.markdown(
@@ -124,11 +124,10 @@ if saved is None:
 
 outcome = saved["outcome"]
 audit: ModelAudit = outcome.value
-decision = outcome.decision()
 st.divider()
 st.subheader(f"Result: {Path(saved['source']).name}")
-LEVEL_BOX[decision.level](f"**{decision.headline}**\n\n" + "\n".join(f"- {s}" for s in decision.next_steps))
-st.info(verdict(audit))
+show_decision(outcome.decision(), verdict(audit))
+threat_cards(MODEL.name)
 st.caption("Assumption: " + ASSUMPTION)
 for w in audit.warnings:
     st.warning(w)

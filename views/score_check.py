@@ -27,7 +27,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
-from ui.decision import show_decision
+from ui.decision import show_decision, threat_cards
 from ui.widgets import knob_input
 
 PAGE = "Score check"
@@ -97,6 +97,7 @@ check: ScoreCheck = outcome.value
 st.divider()
 st.subheader(f"Result: {saved['source']}")
 show_decision(outcome.decision(), verdict(check))
+threat_cards(SCORES.name)
 st.caption("Assumption: " + ASSUMPTION)
 
 for attack in check.attacks.values():

@@ -38,7 +38,7 @@ from ui.common import (
     take_autorun,
     tpr_card,
 )
-from ui.decision import glossary_expander, show_decision
+from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.disclosure import disclosure_section
 from ui.widgets import knob_input
 
@@ -315,6 +315,7 @@ for note in audit.warnings:
     st.caption("ℹ️ " + note)
 
 show_decision(outcome.decision(), verdict(audit))
+threat_cards(TABULAR.name)
 _verbatim_cards(audit)
 _metric_cards(audit)
 

@@ -148,6 +148,7 @@ class Report:
     command: str = ""  # the ``python -m audit_core ...`` line that reproduces the result (audit_core.contract)
     decision: Any = None  # the release decision (audit_core.common.decision.Decision), shown first
     regulation: list[dict[str, str]] = field(default_factory=list)  # what regulators ask (audit_core.common.regulation)
+    threats: list[dict[str, str]] = field(default_factory=list)  # a card per test (audit_core.common.threats)
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
     def to_json(self) -> dict[str, Any]:
@@ -184,6 +185,8 @@ class Report:
                 else []
             ),
             f"<h2>Question</h2><p>{esc(self.question)}</p>",
+            *(["<h2>What each test assumes and measures</h2>",
+               pd.DataFrame(self.threats).to_html(index=False, border=0, classes="threats")] if self.threats else []),
             f"<h2>Verdict</h2><div class='verdict'>{esc(self.verdict)}</div>",
             "<h2>Inputs</h2><table><tr><th>input</th><th>rows</th><th>columns</th><th>SHA-256</th><th>detail</th></tr>",
         ]

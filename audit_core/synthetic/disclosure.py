@@ -300,6 +300,9 @@ class AttackRisk:
             return f"No better than random guessing ({pct}); proves nothing either way."
         if self.significant:
             return f"Succeeds more often on training records ({pct}): the table discloses them."
+        if self.risk < 0:
+            return (f"Worse on the training records than on the control ({pct}; a negative risk): no evidence of risk, "
+                    "and not extra protection either.")  # fmt: skip
         return f"No more success on training records than on strangers ({pct})."
 
     def to_json(self) -> dict[str, Any]:

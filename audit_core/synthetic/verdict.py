@@ -193,6 +193,10 @@ def decision(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -
     - **low** otherwise: no measurable risk at this sample size (evidence, not proof).
     """
     findings = [*_copy_findings(audit), *_near_findings(audit), *_attack_findings(audit), *_disclosure_findings(disclosure)]
+    if not audit.attacks[strongest_attack(audit)].tpr_at_fpr[_LOW_FPR].supported:
+        return decide(findings, low=f"the sample is too small to conclude ({audit.n_non_members:,} non-members; a TPR at "
+                      "1 % FPR needs 1,000): no copies of real records or near-copies were found, but absence of "
+                      "evidence here is not evidence of safety.")  # fmt: skip
     return decide(findings, low="no copies of real records, no near-copies and no attack "
                   "beyond chance; passing this audit does not prove anonymity.")  # fmt: skip
 
