@@ -77,3 +77,20 @@ def test_upload_mode_asks_for_the_tables() -> None:
     assert not at.exception
     assert any("Upload" in i.value for i in at.info)
     assert not [b for b in at.button if "Run the audit" in b.label]
+
+
+def test_hostile_uploads_are_one_sentence_on_the_page() -> None:
+    """The probe's exception box: a cell over the csv module's 131,072-character limit (often an unclosed quote)."""
+    from tests.hostile_inputs import good_frame, long_cell_csv
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state[state.Synthetic.SOURCE] = "Upload my own tables"
+    at.run()
+    at.file_uploader(key=f"{state.Synthetic.UPLOAD}.train").upload(
+        "train.csv", long_cell_csv(good_frame(40), closed=False), "text/csv"
+    ).run()
+    assert not at.exception
+    assert [e.value for e in at.error if "131,072" in e.value] == [
+        "Table 'train' has a cell longer than 131,072 characters (from line 2); this is usually a quote that is "
+        "never closed: check the quotes, or shorten the cell."
+    ]
