@@ -51,6 +51,7 @@ from audit_core.fabrication.image_models import (
     TrainConfig,
     architecture_of,
     check_model_input,
+    cpu_threads,
     load_bundled,
     load_npz,
     load_png_folder,
@@ -162,6 +163,7 @@ def _objective(model: nn.Module, x: torch.Tensor, y: torch.Tensor, method: str, 
     raise InputError(f"Unknown attack {method!r}; choose one of {', '.join(ATTACKS)}.")
 
 
+@cpu_threads()
 def fabricate(
     model: nn.Module,
     images: np.ndarray,
@@ -360,6 +362,7 @@ DEFAULT_SIZES = {"digits": (150, 300), "mnist": (300, 300)}
 DEFAULT_EPSILON = {"digits": 32 / 255, "mnist": 32 / 255}
 
 
+@cpu_threads()
 def prepare_audit(
     data: ImageData,
     *,
@@ -774,6 +777,7 @@ def _eval_point(setup, x_fab, y, *, epsilon, attack, steps, lam, mem_conf, mem_n
     )
 
 
+@cpu_threads()
 def run_fabrication(
     setup: FabricationSetup,
     *,

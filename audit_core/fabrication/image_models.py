@@ -13,6 +13,7 @@ Everything the fabrication section needs *before* an attack runs:
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import io
@@ -34,6 +35,26 @@ from audit_core.common.runtime import ProgressFn, as_progress, pick_device
 BUNDLED_DATASETS = ("digits", "mnist")
 ARCHITECTURES = ("small_cnn", "resnet18")
 MAX_IMAGES = limits.MAX_IMAGES
+CPU_THREADS = 1
+"""torch intra-op threads while the fabrication audit runs on a CPU. Its tensors are small (a
+batch of 8x8 or 28x28 images through a small CNN), so a second thread gains little on an idle
+machine and, when the cores are shared, torch's thread pool stalls on every small operation:
+on the busy 2-core VM one attack step ran 8x faster on one thread than on two
+(benchmarks/bench_fabrication_page.py). It also makes the sums, and so the JSON, independent
+of the machine's core count."""
+
+
+@contextlib.contextmanager
+def cpu_threads(n: int = CPU_THREADS):
+    """Run torch on ``n`` intra-op threads inside the block (also usable as a decorator), then restore."""
+    before = torch.get_num_threads()
+    if before != n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
 
 
 # ---------------------------------------------------------------------------
@@ -658,6 +679,7 @@ class TrainConfig:
     label_smoothing: float = 0.1
 
 
+@cpu_threads()
 def train_models(
     images: np.ndarray,
     labels: np.ndarray,
