@@ -174,39 +174,42 @@ class Report:
     def to_html(self) -> str:
         """A single self-contained HTML page (plotly.js inlined once; opens offline)."""
         esc = html.escape
+        wrap = lambda table: f"<div class='table-wrap'>{table}</div>"  # noqa: E731  (scrolls on screen, wraps in print)
         parts = [
             "<!DOCTYPE html><html><head><meta charset='utf-8'>",
             f"<title>{esc(self.title)}</title><style>{_CSS}</style></head><body>",
             f"<h1>{esc(self.title)}</h1><p class='meta'>Created {esc(self.created)} · seed {self.seed}</p>",
             _decision_html(self.decision),
             *(
-                ["<h2>Release checklist</h2>", self.checklist.to_html(index=False, border=0, classes="checklist")]
+                ["<h2>Release checklist</h2>", wrap(self.checklist.to_html(index=False, border=0, classes="checklist"))]
                 if self.checklist is not None
                 else []
             ),
             f"<h2>Question</h2><p>{esc(self.question)}</p>",
             *(["<h2>What each test assumes and measures</h2>",
-               pd.DataFrame(self.threats).to_html(index=False, border=0, classes="threats")] if self.threats else []),
+               wrap(pd.DataFrame(self.threats).to_html(index=False, border=0, classes="threats"))] if self.threats else []),
             f"<h2>Verdict</h2><div class='verdict'>{esc(self.verdict)}</div>",
-            "<h2>Inputs</h2><table><tr><th>input</th><th>rows</th><th>columns</th><th>SHA-256</th><th>detail</th></tr>",
+            "<h2>Inputs</h2><div class='table-wrap'><table>",
+            "<tr><th>input</th><th>rows</th><th>columns</th><th>SHA-256</th><th>detail</th></tr>",
         ]
         for i in self.inputs:
             parts.append(
                 f"<tr><td>{esc(i.name)}</td><td>{i.rows}</td><td>{i.columns}</td>"
                 f"<td class='hash'>{esc(i.sha256[:16])}…</td><td>{esc(i.detail)}</td></tr>"
             )
-        parts.append("</table>")
+        parts.append("</table></div>")
         include_js: bool | str = True
         for caption, fig in self.figures:
             parts.append(f"<h2>{esc(caption)}</h2>")
-            parts.append(fig.to_html(full_html=False, include_plotlyjs=include_js, config={"displaylogo": False}))
+            figure = fig.to_html(full_html=False, include_plotlyjs=include_js, config={"displaylogo": False, "responsive": True})
+            parts.append(f"<div class='figure'>{figure}</div>")
             include_js = False
         for caption, table in self.tables:
             parts.append(f"<h2>{esc(caption)}</h2>")
-            parts.append(table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0))
+            parts.append(wrap(table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0)))
         if self.regulation:
             parts.append("<h2>What regulators ask, and what this audit shows</h2>")
-            parts.append(pd.DataFrame(self.regulation).to_html(index=False, border=0, classes="regulation"))
+            parts.append(wrap(pd.DataFrame(self.regulation).to_html(index=False, border=0, classes="regulation")))
         terms = terms_in([self.verdict, *self.limits, *(c for c, _ in self.figures), *(c for c, _ in self.tables)])
         if terms:
             parts.append("<h2>Terms used</h2><dl class='terms'>")
@@ -214,11 +217,11 @@ class Report:
             parts.append("</dl>")
         if self.command:
             parts.append(f"<h2>Reproduce this</h2><pre class='command'>{esc(self.command)}</pre>")
-        parts.append("<h2>Settings</h2>" + _dict_table(self.settings))
-        parts.append("<h2>All metrics</h2>" + _dict_table(_flatten(self.metrics)))
+        parts.append("<h2>Settings</h2>" + wrap(_dict_table(self.settings)))
+        parts.append("<h2>All metrics</h2>" + wrap(_dict_table(_flatten(self.metrics))))
         parts.append("<h2>Limits of the method</h2><ul>")
         parts.extend(f"<li>{esc(limit)}</li>" for limit in self.limits)
-        parts.append("</ul><h2>Software</h2>" + _dict_table(package_versions()))
+        parts.append("</ul><h2>Software</h2>" + wrap(_dict_table(package_versions())))
         parts.append("</body></html>")
         return "\n".join(parts)
 
@@ -292,8 +295,26 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 pre.command{background:#f6f6f6;padding:.6em;white-space:pre-wrap;word-break:break-all}
 h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
+.table-wrap{overflow-x:auto;max-width:100%;margin:.3em 0}
+table{border-collapse:collapse;font-size:.85em}
+td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#f3f3f3}td{max-width:38em}
+.figure{max-width:100%;overflow:hidden}
 .verdict{background:#f6f6f6;border-left:4px solid #D55E00;padding:.6em 1em}
 .decision{padding:.4em 1em;border-left:6px solid #999;background:#f6f6f6}.level-high{border-color:#B00020;background:#fdecec}
 .level-elevated{border-color:#E69F00;background:#fff6e0}.level-low{border-color:#009E73;background:#eaf7f1}.meta{color:#666}.hash{font-family:monospace}
+dl.terms dt{font-weight:600;margin-top:.4em}dl.terms dd{margin-left:1.5em}
+@page{size:A4 landscape;margin:12mm 10mm}
+@media print{
+body{max-width:none;margin:0;padding:0;font-size:9pt}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.modebar,.modebar-container{display:none!important}
+.table-wrap{overflow:visible}
+table{font-size:7pt;max-width:100%}
+td,th{padding:1px 3px;max-width:none}
+table:has(th:nth-child(9)){table-layout:fixed;width:100%}table:has(th:nth-child(9)) :is(td,th){overflow-wrap:anywhere}
+thead{display:table-header-group}tr,.figure,.decision,.verdict,pre.command,dl.terms dd{break-inside:avoid}
+h1,h2{break-after:avoid}
+.figure,.figure .plotly-graph-div,.figure .svg-container{max-width:100%!important}
+}
 """
