@@ -277,7 +277,7 @@ class Outcome:
             raise ValueError(f"{self.audit.name} has no report")
         report = self.audit.report(self)
         decision = self.decision()
-        metrics = report.metrics if decision is None else {"verdict": decision.to_json(), **report.metrics}
+        metrics = self.to_json()  # the report's JSON is the --json document, byte for byte
         from audit_core.common.regulation import regulation_rows
         from audit_core.common.threats import cards_for
 

@@ -293,6 +293,7 @@ if result is None:
     st.stop()
 st.divider()
 st.subheader(f"Result: {result['source']}")
+decision_slot = st.container()  # the release decision goes first, once the re-score knobs below have been read
 with st.container(border=True):
     st.markdown("**Re-score instantly** (distances are kept; only the 1-D densities are refitted)")
     c1, c2, c3 = st.columns(3)
@@ -314,8 +315,9 @@ audit = outcome.value.audit
 for note in audit.warnings:
     st.caption("ℹ️ " + note)
 
-show_decision(outcome.decision(), verdict(audit))
-threat_cards(TABULAR.name)
+with decision_slot:
+    show_decision(outcome.decision(), verdict(audit))
+    threat_cards(TABULAR.name)
 _verbatim_cards(audit)
 _metric_cards(audit)
 
@@ -364,7 +366,7 @@ remember_result(
     {
         "AUC (true)": f"{true.auc:.3f}",
         "TPR @ 1 % FPR": f"{100 * true.tpr_at_fpr['0.01'].tpr:.1f} %",
-        "exact copies": str(audit.exact_copies["members"]),
+        "training rows copied (whole table)": f"{audit.copy_test.train_copies:,}" if audit.copy_test else "n/a",
     },
 )
 

@@ -273,6 +273,8 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         key = f"{prefix}{k}"
         if isinstance(v, dict):
             out.update(_flatten(v, key + "."))
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            continue  # a table (the report shows it as one), not a metric
         else:
             out[key] = v
     return out

@@ -302,7 +302,10 @@ class SyntheticAudit:
                 "distance_threshold_realistic": self.distance_threshold_realistic.to_json(),
                 **extra,
             },
-            "exact_copies": {**self.exact_copies, **(self.copy_test.to_json() if self.copy_test else {})},
+            "exact_copies": {**self.exact_copies, **(self.copy_test.to_json() if self.copy_test else {}),
+                             "counted_over": "members / non_members: attack-set records at Gower distance 0 (equal on every "
+                             "column both rows fill in); train_copies / holdout_copies: rows of the whole training and "
+                             "holdout tables equal on every column, missing equal to missing"},
             "overlaps": {k: v.to_json() for k, v in self.overlaps.items()},
             **({"near_copies": self.near_copies.to_json()} if self.near_copies else {}),
             **({"verbatim": self.verbatim.to_json()} if self.verbatim else {}),

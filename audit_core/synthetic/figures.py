@@ -51,8 +51,11 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
 
     The bars are densities (area 1 per group, exact copies excluded); the lines
     are the continuous parts of ``KDE_m`` and ``KDE_n`` (METHODS.md §1.2), scaled
-    by the share of records that are not exact copies. Exact copies (d = 0) are
-    a point mass, shown as a count in the legend rather than as a spike.
+    by the share of records that are not exact copies. Records at distance 0 (equal on
+    every column both records fill in; a verbatim copy, or a synthetic row with missing
+    values where the record has some) are a point mass, shown as a count in the legend
+    rather than as a spike. The verbatim-copy counts (all columns equal, missing equal to
+    missing) are those of :mod:`audit_core.synthetic.copies`.
     """
     post = audit.posterior_true if attack == "true_distribution" else audit.posterior_realistic
     d = audit.records["distance"].to_numpy()
@@ -74,7 +77,7 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
                 x=(edges[:-1] + edges[1:]) / 2,
                 y=y,
                 width=width,
-                name=f"{name}: histogram (n={values.size}, {copies} exact copies)",
+                name=f"{name}: histogram (n={values.size}; {copies} more at distance 0)",
                 marker_color=color,
                 opacity=0.35,
             )

@@ -93,6 +93,9 @@ def test_page_and_cli_give_the_same_numbers(ran, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     cli = json.loads(out.read_text())
+    from audit_core.fabrication.verdict import decision
+
+    assert cli.pop("verdict") == decision(_result(at)).to_json()  # the release decision, as the page shows it
     page = json.loads(to_json_text(_result(at).to_json()))
     cli_leaves, page_leaves = dict(_leaves(cli)), dict(_leaves(page))
     assert cli_leaves.keys() == page_leaves.keys()
