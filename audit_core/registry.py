@@ -7,13 +7,14 @@ and one line below; see ARCHITECTURE.md.
 from __future__ import annotations
 
 from audit_core.contract import Audit
+from audit_core.dp.spec import DP_AUDIT
 from audit_core.fabrication.spec import FABRICATION
 from audit_core.lira.spec import FPC_SIM, LIRA
 from audit_core.model.spec import MODEL
 from audit_core.scores.spec import SCORES
 from audit_core.synthetic.spec import COMPARE, GENERATE, TABULAR
 
-REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, MODEL, FABRICATION, SCORES)}
+REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, MODEL, DP_AUDIT, FABRICATION, SCORES)}
 """Audits in the order the home page shows them."""
 
 

@@ -66,12 +66,20 @@ class OwnModel:
     UPLOAD = "own_model.upload"  # prefix of the upload widgets' keys
 
 
+class DpClaim:
+    AUTORUN = "dp_claim.autorun"  # set by the home page's "Run on the sample" button
+    RESULT = "dp_claim.result"  # dict: outcome, source
+    SOURCE = "dp_claim.source"
+    UPLOAD = "dp_claim.upload"
+
+
 AUTORUN: dict[str, str] = {
     "tabular": Synthetic.AUTORUN,
     "compare": Generators.AUTORUN,
     "lira": Lira.AUTORUN,
     "fabrication": Fabrication.AUTORUN,
     "scores": ScoreCheck.AUTORUN,
+    "dp-audit": DpClaim.AUTORUN,
     "model": OwnModel.AUTORUN,
 }
 """The "Run on the sample" flag of each registered audit's page (audit_core.registry), by audit name."""

@@ -93,3 +93,11 @@ MAX_MODEL_MB = 200
 
 REFERENCE_MODELS = Bound("the number of reference models", 1, 64)
 """Reference models of the model audit (audit_core.model): RMIA's gain is mostly in the first one."""
+
+DP_EPSILON = Bound("the claimed epsilon", 0.01, 100, integer=False)
+"""The epsilon of a DP claim checked by the DP claim check (audit_core.dp); it must be positive."""
+DP_DELTA = Bound("the claimed delta", 1e-12, 0.1, integer=False)
+"""The delta of a DP claim: positive (DP-SGD has no pure-DP guarantee) and at most 0.1 (beyond it the claim is void)."""
+CANARIES = Bound("the number of canaries", 10, 50_000)
+"""Canaries of the DP claim check; at most half the rows outside the test split (audit_core.dp.canaries)."""
+DP_EPOCHS = Bound("the number of training epochs", 1, 200)

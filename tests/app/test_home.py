@@ -12,7 +12,7 @@ def test_app_routes_to_home_with_every_audit():
     assert not at.exception
     assert any("Membership-risk audit" in t.value for t in at.title)
     run_buttons = [b for b in at.button if b.label == "▶ Run on the sample"]
-    assert len(run_buttons) == len(REGISTRY) == 6
+    assert len(run_buttons) == len(REGISTRY) == 7
 
 
 def test_home_lists_remembered_results():

@@ -1,0 +1,85 @@
+"""Canaries of a one-run audit: which records, what label, and which are trained on (seeded coin flips).
+
+The table's rows are shuffled once (seeded) and cut into a test split (:data:`TEST_FRACTION`,
+for the accuracies), m canaries, and the base training rows. Each canary is included in
+training independently with probability 1/2. A ``population`` canary is the record as it is
+(held out of the base rows); a ``mislabelled`` canary carries another class than its own,
+drawn at random, which no other record supports: a much stronger membership signal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit_core.common.errors import InputError
+
+CANARY_KINDS = ("population", "mislabelled")
+TEST_FRACTION = 0.2
+"""Share of the rows kept out of all training, for the test accuracy."""
+
+
+@dataclass(frozen=True)
+class Canaries:
+    """The split of one audit.
+
+    Attributes
+    ----------
+    rows : np.ndarray
+        ``(m,)`` table rows of the canaries.
+    y : np.ndarray
+        ``(m,)`` their labels as trained (flipped for mislabelled canaries).
+    included : np.ndarray
+        ``(m,)`` bool: trained on.
+    base, test : np.ndarray
+        Rows always trained on, and rows never trained on (accuracy only).
+    kind : str
+    """
+
+    rows: np.ndarray
+    y: np.ndarray
+    included: np.ndarray
+    base: np.ndarray
+    test: np.ndarray
+    kind: str
+
+    @property
+    def m(self) -> int:
+        return len(self.rows)
+
+
+def max_canaries(n_rows: int) -> int:
+    """Most canaries a table of ``n_rows`` gives: half the rows outside the test split (the rest train the model)."""
+    return (n_rows - round(TEST_FRACTION * n_rows)) // 2
+
+
+def draw_canaries(y: np.ndarray, *, m: int, kind: str, n_classes: int, seed: int) -> Canaries:
+    """Split the rows and draw the canaries, their labels and their coin flips (seeded).
+
+    Raises
+    ------
+    InputError
+        More canaries than the table gives, an unknown kind, or a draw that includes no
+        canary (or every canary): the audit needs canaries on both sides.
+    """
+    if kind not in CANARY_KINDS:
+        raise InputError(f"Unknown canary kind '{kind}'; choose one of {', '.join(CANARY_KINDS)}.")
+    n = len(y)
+    most = max_canaries(n)
+    if m > most:
+        raise InputError(f"{m:,} canaries is more than the table's {n:,} rows allow: at most {most:,} (half of the "
+                         f"rows outside the {TEST_FRACTION:.0%} test split; the other half trains the model).")  # fmt: skip
+    rng = np.random.default_rng([seed, 23])
+    order = rng.permutation(n)
+    n_test = round(TEST_FRACTION * n)
+    test, rows, base = order[:n_test], order[n_test : n_test + m], order[n_test + m :]
+    included = rng.random(m) < 0.5
+    labels = np.asarray(y, dtype=np.int64)[rows].copy()
+    if kind == "mislabelled":  # another class, uniformly among the others
+        labels = (labels + rng.integers(1, n_classes, size=m)) % n_classes
+    if not included.any() or included.all():
+        side = "included in" if not included.any() else "left out of"
+        raise InputError(f"No canary was {side} training in this draw of {m} canaries (seed {seed}): the audit needs "
+                         "canaries on both sides; use more canaries or another seed.")  # fmt: skip
+    return Canaries(rows=rows, y=labels, included=included, base=np.sort(base), test=np.sort(test), kind=kind)
