@@ -31,6 +31,8 @@ _SHOWS = {
     "fabrication": "whether membership evidence from this model can be forged, and whether the forgery is detected",
     "scores": "what the given membership scores prove: TPR at low FPR and an epsilon lower bound",
     "model": "how many training records of the uploaded model an attacker with reference models can pick out",
+    "dp-audit": "whether one DP-SGD training run with canaries disproves a claimed (epsilon, delta): a lower bound on "
+    "epsilon, never a proof of the claim",
 }
 
 _CANNOT = (
