@@ -118,3 +118,16 @@ def test_a_draw_with_no_canary_included_is_refused(capsys):
     assert status == 2
     assert len(err.splitlines()) == 1
     assert "No canary was included" in err
+
+
+def test_report_states_the_claim_the_bound_and_the_ceiling(runs):
+    from audit_core.dp.verdict import build_report
+
+    r = runs[0]
+    report = build_report(r)
+    assert report.metrics["ceiling"] == r.ceiling
+    html = report.to_html()
+    assert "DP claim check" in html
+    assert f"{r.ceiling:.2f}" in report.verdict
+    assert "does not prove the claim" in report.verdict
+    assert len(r.canary_table()) == 400
