@@ -23,6 +23,7 @@ import streamlit as st
 from audit_core import contract
 from audit_core.common.hashing import fingerprint
 from audit_core.common.limits import SEED
+from audit_core.common.outputs import csv_text
 from audit_core.common.report import Report, pdf_available, to_json_text
 from audit_core.common.roc import TprAtFpr
 from audit_core.common.runtime import ProgressFn
@@ -444,7 +445,7 @@ def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key
     if records is not None:
         next(cols).download_button(
             "⬇ Per-record CSV",
-            data=lambda: records.to_csv(index=False),
+            data=lambda: csv_text(records),
             file_name=f"{slug}_records.csv",
             mime="text/csv",
             key=f"{key}.csv",

@@ -7,12 +7,14 @@ show that a bad output path is refused before the audit would start.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,83 @@ def test_a_count_argparse_cannot_parse_names_its_bound(capsys):
         main(["fabrication", "--quiet", "--steps", "1e20"])
     err = _one_error(capsys, exit_info.value.code)
     assert "--steps must be a whole number from 1 to 500" in err
+
+
+# ----------------------------------------------------------------------------- issue 21: the helpers themselves
+def test_write_outputs_is_all_or_none(tmp_path):
+    from audit_core.common.errors import InputError
+    from audit_core.common.outputs import write_outputs
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    old = tmp_path / "old.json"
+    old.write_text("previous run")
+    files = [("--json", tmp_path / "new.json", "{}"), ("--records", old, "a,b\n"), ("--html", "/dev/full", "<html>")]
+    with pytest.raises(InputError, match=r"^Writing --html /dev/full failed \(No space left on device\)\.$"):
+        write_outputs(files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json"]  # nothing new, no temporary file
+    assert old.read_text() == "previous run"
+    write_outputs(files[:2])
+    assert (tmp_path / "new.json").read_text() == "{}"
+    assert old.read_text() == "a,b\n"
+
+
+def test_a_fifo_nobody_reads_waits_a_bounded_time(tmp_path, monkeypatch):
+    from audit_core.common import outputs
+    from audit_core.common.errors import InputError
+
+    monkeypatch.setattr(outputs, "FIFO_WAIT_S", 0.5)
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    with pytest.raises(InputError, match=r"nothing read from this pipe for 0\.5 s; start its reader first"):
+        outputs.write_outputs([("--json", fifo, "{}"), ("--records", tmp_path / "r.csv", "x\n")])
+    assert 0.4 < time.monotonic() - start < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.json"]
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    outputs.write_outputs([("--json", fifo, "{}")])  # with a reader, written as before
+    reader.join(timeout=30)
+    assert got == [b"{}"]
+
+
+def test_an_output_inside_an_input_folder_is_refused(tmp_path):
+    from audit_core.common.errors import InputError
+    from audit_core.common.outputs import check_outputs
+
+    folder = tmp_path / "images"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "labels.csv").write_text("file,label\n")
+    for name in ("labels.csv", "i0.png", "sub/new.json"):
+        with pytest.raises(InputError, match=f"is inside the input folder {folder}, so it would become one of the inputs"):
+            check_outputs({"--json": str(folder / name)}, [str(folder)])
+    check_outputs({"--json": str(tmp_path / "labels.json")}, [str(folder)])  # next to the folder: fine
+
+
+def test_an_input_path_the_system_refuses_is_one_short_sentence():
+    from audit_core.common.errors import InputError
+    from audit_core.common.outputs import check_inputs
+
+    with pytest.raises(InputError, match=r"^--images /tmp/a{72}\.\.\. cannot be used \(File name too long\)\.$"):
+        check_inputs({"--images": "/tmp/" + "a" * 5000})
+    check_inputs({"--train": "/tmp/no-such-file.csv", "--model": None})  # missing: left to the input's reader
+
+
+def test_csv_text_neutralises_formulas_in_text_cells_only():
+    import pandas as pd
+
+    from audit_core.common.outputs import csv_text
+
+    frame = pd.DataFrame({
+        "text": ["=cmd|' /C calc'!A0", "=HYPERLINK(\"http://x\",\"y\")", "+SUM(A1)", "@SUM(A1)", "-2+3", "\tx", "-5",
+                 "+1e3", "plain", None],
+        "number": [-1.5, -2.0, 3.0, 4.0, 5.0, 6.0, -7.0, 8.0, 9.0, 10.0],
+        "category": pd.Categorical(["=1+1", "a", "a", "a", "a", "a", "a", "a", "a", "a"]),
+    })  # fmt: skip
+    back = pd.read_csv(io.StringIO(csv_text(frame)), keep_default_na=False, dtype={"text": str})
+    assert back["text"].tolist() == ["'=cmd|' /C calc'!A0", "'=HYPERLINK(\"http://x\",\"y\")", "'+SUM(A1)", "'@SUM(A1)",
+                                     "'-2+3", "'\tx", "-5", "+1e3", "plain", ""]  # fmt: skip
+    assert back["number"].tolist() == frame["number"].tolist()  # a negative number stays a number
+    assert back["category"][0] == "'=1+1"
+    assert frame["text"][0] == "=cmd|' /C calc'!A0"  # the caller's frame is untouched
