@@ -1,6 +1,6 @@
 """audit_core: membership-risk audits, UI-free (the dashboard and ``python -m audit_core`` share it).
 
-One package per audit (see METHODS.md in the project docs and ARCHITECTURE.md):
+One package per audit (see docs/methods.md and ARCHITECTURE.md):
 
 - :mod:`audit_core.synthetic` -- membership risk of a synthetic table (KDE over
   nearest-neighbour Gower distances), disclosure attacks, generators and their comparison;

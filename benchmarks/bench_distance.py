@@ -1,6 +1,6 @@
 """Nearest-neighbour Gower distance (audit_core.synthetic.distance) against the `gower` package, same run.
 
-METHODS.md §1 step 1 needs, for every attack record, the Gower distance to its
+docs/methods.md §1 step 1 needs, for every attack record, the Gower distance to its
 nearest synthetic record. audit_core scans the synthetic table in blocks with a
 compiled numba kernel (running minimum, bounded memory); the `gower` package
 (PyPI, array API ``gower.gower_matrix``) builds the whole n x m matrix row by row

@@ -1,6 +1,6 @@
 """Binned FFT KDE (audit_core.synthetic.density) against scipy.stats.gaussian_kde, same run.
 
-METHODS.md §1.2 needs one 1-D density per class evaluated at every record: a
+docs/methods.md §1.2 needs one 1-D density per class evaluated at every record: a
 direct sum is O(n x m). audit_core bins the n values on a 2048-point grid, convolves
 with the kernel by FFT, folds the spill beyond [0, 1] back (reflection) and
 interpolates at the m points: O(n + m + G log G).

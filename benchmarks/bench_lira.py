@@ -1,6 +1,6 @@
 """Batched shadow models (audit_core.lira.batched_models) against scikit-learn, one model at a time.
 
-METHODS.md §2 needs M models, each trained on its own random half of the table. The
+docs/methods.md §2 needs M models, each trained on its own random half of the table. The
 peer is scikit-learn fitting them one after another (``LogisticRegression`` with
 lbfgs, ``MLPClassifier`` with adam), in its best configuration on this machine:
 BLAS pinned to one thread (threadpoolctl; default threading is much slower on small

@@ -1,4 +1,4 @@
-"""Generate & compare: fit several generators on one real table and audit each (METHODS.md §1)."""
+"""Generate & compare: fit several generators on one real table and audit each (docs/methods.md §1)."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def _show(comparison: GeneratorComparison, subset: pd.DataFrame, run: dict) -> N
 def main() -> None:
     st.title("⚙️ Generate & compare")
     st.caption(
-        "Fit several synthetic-data generators on the same real data and audit each with the METHODS.md §1 attacks. "
+        "Fit several synthetic-data generators on the same real data and audit each with the docs/methods.md §1 attacks. "
         "Two reference points make the scale readable: **bootstrap** (resampled training rows: maximal leakage) "
         "and **population** (unseen real rows: chance)."
     )

@@ -1,4 +1,4 @@
-"""Synthetic-data risk: can an attacker tell who was in the training data? (METHODS.md §1)"""
+"""Synthetic-data risk: can an attacker tell who was in the training data? (docs/methods.md §1)"""
 
 from __future__ import annotations
 
@@ -251,7 +251,7 @@ st.title("🧬 Synthetic-data risk")
 st.markdown(
     "Can an attacker who sees the synthetic table tell which people were in the generator's **training data**? "
     "Each real record gets its Gower distance to the nearest synthetic record; kernel densities of members' and "
-    "non-members' distances turn that into **P(member | distance)** per record (METHODS.md §1)."
+    "non-members' distances turn that into **P(member | distance)** per record (docs/methods.md §1)."
 )
 
 autorun = take_autorun(state.Synthetic.AUTORUN)

@@ -70,7 +70,7 @@ def log_roc_figure(
     title: str = "ROC (log-log)",
     colors: Mapping[str, str] | None = None,
 ) -> go.Figure:
-    """Log-log ROC: low-FPR behaviour made visible (METHODS.md §1.6).
+    """Log-log ROC: low-FPR behaviour made visible (docs/methods.md §1.6).
 
     The FPR axis starts at ``min(1e-4, 1/n_neg)``; points with FPR = 0 are drawn at
     that floor. ``points`` are single operating points (hard-label attacks) drawn as

@@ -4,7 +4,7 @@ Every attack in the dashboard is scored here, so the three audits report the sam
 quantities the same way. Scores are oriented higher = more member-like; ``is_member``
 is the ground truth (members are positives).
 
-Honest statistics (DESIGN.md): a TPR at FPR ``alpha`` is only supported by the data
+Honest statistics (docs/methods.md §5): a TPR at FPR ``alpha`` is only supported by the data
 when there are at least ``10 / alpha`` negatives; :class:`TprAtFpr` carries that flag,
 the number of negatives behind it and a 95 % interval that accounts for both samples:
 the threshold is estimated from the non-members, the hits are counted among the
@@ -412,7 +412,7 @@ def hard_label_metrics(predicted_member: np.ndarray, is_member: np.ndarray) -> H
 
 @dataclass(frozen=True)
 class AttackMetrics:
-    """Everything reported for one scored attack (METHODS.md §1.6)."""
+    """Everything reported for one scored attack (docs/methods.md §1.6)."""
 
     auc: float
     eer: float
@@ -425,7 +425,7 @@ class AttackMetrics:
     curve: RocCurve = field(repr=False)
 
     def to_json(self) -> dict:
-        """Plain-JSON summary with DESIGN.md's keys (``auc``, ``tpr_at_fpr``...)."""
+        """Plain-JSON summary with docs/contract.md's keys (``auc``, ``tpr_at_fpr``...)."""
         return {
             "auc": self.auc,
             "eer": self.eer,

@@ -5,7 +5,7 @@ Every table the dashboard or the command line reads goes through here once
 DataFrame, :func:`infer_column_types` decides which columns are numeric and which
 categorical (the user's choice always wins), and :func:`align_tables` checks that
 the tables share their columns and converts them to the form the distance code
-trusts (numeric float64 with NaN, categorical ``str`` with NaN). See METHODS.md §1
+trusts (numeric float64 with NaN, categorical ``str`` with NaN). See docs/methods.md §1
 step 1 for why the column types matter (Gower distance treats them differently).
 
 Uploaded files are never unpickled: CSV is parsed as UTF-8 text, Parquet through
@@ -353,7 +353,7 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     Notes
     -----
     Nothing is ever unpickled. Column typing and cross-table checks are the job of
-    :func:`infer_column_types` and :func:`align_tables` (METHODS.md §1 step 1).
+    :func:`infer_column_types` and :func:`align_tables` (docs/methods.md §1 step 1).
 
     Examples
     --------
@@ -398,7 +398,7 @@ class ColumnTypes:
     ----------
     numeric, categorical, ignored : tuple of str
         Column names, each in table order. ``numeric`` columns are compared by
-        ``|x - s| / range`` and ``categorical`` ones by equality (METHODS.md §1 step 1).
+        ``|x - s| / range`` and ``categorical`` ones by equality (docs/methods.md §1 step 1).
     """
 
     numeric: tuple[str, ...] = ()
@@ -782,7 +782,7 @@ def align_tables(
 
     Notes
     -----
-    METHODS.md §1 step 1: Gower distance compares numeric columns by scaled
+    docs/methods.md §1 step 1: Gower distance compares numeric columns by scaled
     absolute difference and categorical columns by equality, so both sides of a
     comparison must hold the same columns with the same types.
     """

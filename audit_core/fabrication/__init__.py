@@ -1,1 +1,1 @@
-"""Fabricated members (METHODS.md §3): image models, the fabrication attacks, gradient-norm detection, the robust MIA."""
+"""Fabricated members (docs/methods.md §3): image models, the fabrication attacks, gradient-norm detection, the robust MIA."""

@@ -1,4 +1,4 @@
-"""Verdict, limits and report for the fabricated-members section (METHODS.md §3)."""
+"""Verdict, limits and report for the fabricated-members section (docs/methods.md §3)."""
 
 from __future__ import annotations
 

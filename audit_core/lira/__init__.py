@@ -1,1 +1,1 @@
-"""Calibrated vs naive LiRA (METHODS.md §2): models trained as one batch, the aggregations, the finite-population correction."""
+"""Calibrated vs naive LiRA (docs/methods.md §2): models trained as one batch, aggregations, the finite-population correction."""

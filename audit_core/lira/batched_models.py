@@ -1,4 +1,4 @@
-"""M classifiers trained together as one tensor computation (METHODS.md §2).
+"""M classifiers trained together as one tensor computation (docs/methods.md §2).
 
 LiRA needs M target/shadow models, each trained on its own random half of the data.
 Training them one after another wastes the machine: the models are independent, so
@@ -107,7 +107,7 @@ def prepare_design(df: pd.DataFrame, *, target: str, min_rows: int = 50) -> Desi
     Parameters
     ----------
     df : pandas.DataFrame
-        The table D of METHODS.md §2 (all records are candidates for membership).
+        The table D of docs/methods.md §2 (all records are candidates for membership).
     target : str
         Name of the class column.
     min_rows : int
@@ -214,7 +214,7 @@ def balanced_keep_matrix(n_samples: int, *, n_models: int, seed: int) -> np.ndar
 
 
 def logit_confidence(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """LiRA score ``log(p_y / (1 - p_y))`` from logits, without forming p (METHODS.md §2).
+    """LiRA score ``log(p_y / (1 - p_y))`` from logits, without forming p (docs/methods.md §2).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Figures and display tables for the calibrated-LiRA section (METHODS.md §2)."""
+"""Figures and display tables for the calibrated-LiRA section (docs/methods.md §2)."""
 
 from __future__ import annotations
 

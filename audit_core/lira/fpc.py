@@ -1,4 +1,4 @@
-"""The finite-population correction of efficient LiRA, by simulation (METHODS.md §2).
+"""The finite-population correction of efficient LiRA, by simulation (docs/methods.md §2).
 
 Shadow models trained on subsets of size N drawn without replacement from one finite
 pool of N_+ records vary less than models trained on independent draws from the
@@ -21,7 +21,7 @@ from audit_core.common.errors import InputError
 
 @dataclass(frozen=True)
 class FpcSimulation:
-    """Gaussian simulation of the finite-population correction (METHODS.md §2).
+    """Gaussian simulation of the finite-population correction (docs/methods.md §2).
 
     Each repeat draws a population of N_+ values from N(0, 1), M subsets of size N
     without replacement, and takes each subset's mean as the "model". sigma_emp is the
@@ -55,7 +55,7 @@ class FpcSimulation:
         return math.sqrt(self.fpc)
 
     def to_json(self) -> dict:
-        """The DESIGN.md ``fpc-sim`` JSON: ``fpc``, ``ratio_empirical``, ``ratio_corrected`` (+ extras)."""
+        """The docs/contract.md ``fpc-sim`` JSON: ``fpc``, ``ratio_empirical``, ``ratio_corrected`` (+ extras)."""
         q = np.quantile(self.ratios, [0.25, 0.75])
         return {
             "fpc": self.fpc,
@@ -71,7 +71,7 @@ class FpcSimulation:
 
 
 def fpc_simulation(*, population: int, train_size: int, n_models: int = 64, repeats: int = 200, seed: int = 0) -> FpcSimulation:
-    """Simulate sigma_emp/sigma_ana for M subsets of size N from a pool of N_+ (METHODS.md §2).
+    """Simulate sigma_emp/sigma_ana for M subsets of size N from a pool of N_+ (docs/methods.md §2).
 
     >>> r = fpc_simulation(population=2000, train_size=1000, n_models=64, repeats=50, seed=0)
     >>> round(r.fpc, 2), abs(r.ratio_empirical - 0.707) < 0.05, abs(r.ratio_corrected - 1) < 0.07

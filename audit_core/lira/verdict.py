@@ -1,4 +1,4 @@
-"""Verdict, limits and report for the calibrated-LiRA section (METHODS.md §2)."""
+"""Verdict, limits and report for the calibrated-LiRA section (docs/methods.md §2)."""
 
 from __future__ import annotations
 

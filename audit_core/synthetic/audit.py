@@ -1,4 +1,4 @@
-"""Membership risk of a synthetic table (METHODS.md §1).
+"""Membership risk of a synthetic table (docs/methods.md §1).
 
 One call, :func:`audit_synthetic`, runs the whole audit on the same attack set:
 
@@ -132,7 +132,7 @@ def _check_holdout(overlaps: Mapping[str, Overlap]) -> str | None:
 
 @dataclass(frozen=True)
 class DistanceThreshold:
-    """The hard-label baseline "Method 1": member iff ``distance < threshold`` (METHODS.md §1.5).
+    """The hard-label baseline "Method 1": member iff ``distance < threshold`` (docs/methods.md §1.5).
 
     Attributes
     ----------
@@ -261,7 +261,7 @@ class SyntheticAudit:
         return {"members": int((zero & member).sum()), "non_members": int((zero & ~member).sum())}
 
     def to_json(self) -> dict[str, Any]:
-        """The summary with DESIGN.md's keys (``n_members``, ``attacks.true_distribution``...)."""
+        """The summary with docs/contract.md's keys (``n_members``, ``attacks.true_distribution``...)."""
         true_json = self.attacks["true_distribution"].to_json()
         true_json["upper_bound"] = True
         true_json["bandwidth"] = {
@@ -395,7 +395,7 @@ def _score(
     # all of them have d > 0, an exact copy cannot be one of them (structural zero, not
     # an unseen event), so their point mass gets no add-one smoothing. Otherwise the
     # realistic attacker, whose auxiliary data hold no copies, would score copies at the
-    # prior, below near-copies (METHODS.md §1.6: a copy must come out at the top).
+    # prior, below near-copies (docs/methods.md §1.6: a copy must come out at the top).
     far = aux_d[~pseudo]
     posterior_real = _fit(aux_d[pseudo], far, settings, non_member_zero_pseudo_count=1.0 if np.any(far <= ZERO_TOL) else 0.0)
     p_real = posterior_real.p_member(distance)
@@ -705,7 +705,7 @@ def audit_synthetic(
     progress: ProgressFn | None = None,
     client: Any = None,
 ) -> SyntheticAudit:
-    """Audit a synthetic table for membership risk (METHODS.md §1).
+    """Audit a synthetic table for membership risk (docs/methods.md §1).
 
     Parameters
     ----------
@@ -719,7 +719,7 @@ def audit_synthetic(
         Column types; inferred from ``train`` when None.
     prior, bandwidth, bandwidth_scale
         ``pi`` in ``P(member | d)``; the KDE bandwidth rule (``silverman``, ``scott``,
-        ``cv``) or a fixed bandwidth, and a multiplier on it (METHODS.md §1.2-1.3).
+        ``cv``) or a fixed bandwidth, and a multiplier on it (docs/methods.md §1.2-1.3).
     n_folds, aux_quantile
         Cross-fitting folds of the true-distribution attack; the share of auxiliary records
         the realistic attacker pseudo-labels as members (the closest ones).
@@ -911,7 +911,7 @@ def exposed_records(
     Records are ranked by ``by`` (``p_member_true`` or ``p_member_realistic``),
     ties by the smaller distance. Each row names the record, its nearest
     synthetic record, how many compared columns match exactly and which columns
-    make up the distance (largest contribution first). METHODS.md §1.6.
+    make up the distance (largest contribution first). docs/methods.md §1.6.
 
     Parameters
     ----------

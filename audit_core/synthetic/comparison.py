@@ -1,6 +1,6 @@
 """Generators side by side: split a real table, fit each generator, audit and score utility.
 
-The paper behind METHODS.md §1 compared generators on the same real data; this
+The paper behind docs/methods.md §1 compared generators on the same real data; this
 module makes that comparison one call. :func:`split_real_table` cuts the real table
 into train (members), holdout (non-members), auxiliary (the attacker's data) and a
 reserve (rows nobody sees, for the ``population`` reference); :func:`compare_generators`
@@ -45,7 +45,7 @@ _SPLIT_PARTS = ("train", "holdout", "auxiliary", "reserve")  # the parts of a sp
 
 @dataclass(frozen=True)
 class RealSplit:
-    """A real table cut into disjoint parts (METHODS.md §1 inputs R, U, A, plus a reserve).
+    """A real table cut into disjoint parts (docs/methods.md §1 inputs R, U, A, plus a reserve).
 
     Attributes
     ----------
@@ -197,7 +197,7 @@ def utility_score(real: pd.DataFrame, synthetic: pd.DataFrame, *, types: ColumnT
 
     Notes
     -----
-    Privacy (METHODS.md §1) is read against utility: a generator that leaks
+    Privacy (docs/methods.md §1) is read against utility: a generator that leaks
     little because it learned nothing is no better than the ``population``
     reference's chance level bought for free.
     """
@@ -238,7 +238,7 @@ class GeneratorRun:
     params : dict
         Parameters used (defaults filled in).
     audit : SyntheticAudit or None
-        The METHODS.md §1 audit of its synthetic table; None when it failed.
+        The docs/methods.md §1 audit of its synthetic table; None when it failed.
     utility : UtilityScore or None
     synthetic : pandas.DataFrame or None
         The synthetic table (for download).
@@ -266,7 +266,7 @@ class GeneratorRun:
 
 @dataclass(frozen=True)
 class GeneratorComparison:
-    """Several generators fitted on one real training table, each audited (METHODS.md §1).
+    """Several generators fitted on one real training table, each audited (docs/methods.md §1).
 
     Attributes
     ----------
@@ -337,7 +337,7 @@ class GeneratorComparison:
 
 
 def _method1_f1(audit: SyntheticAudit) -> float:
-    """F1 of the hard-label distance rule (METHODS.md §1 step 5, tau = non-members' median)."""
+    """F1 of the hard-label distance rule (docs/methods.md §1 step 5, tau = non-members' median)."""
     return float(audit.distance_threshold.metrics.f1)
 
 
@@ -350,7 +350,7 @@ def rescore_comparison(
     ----------
     comparison : GeneratorComparison
     bandwidth, prior : optional
-        New KDE bandwidth rule / membership prior (METHODS.md §1 steps 2-3); None keeps each audit's.
+        New KDE bandwidth rule / membership prior (docs/methods.md §1 steps 2-3); None keeps each audit's.
 
     Returns
     -------
@@ -566,7 +566,7 @@ def compare_generators(
     per_generator_progress: Callable[[str], ProgressFn | None] | None = None,
     client: Any = None,
 ) -> GeneratorComparison:
-    """Fit several generators on one real table and audit each (METHODS.md §1).
+    """Fit several generators on one real table and audit each (docs/methods.md §1).
 
     Parameters
     ----------

@@ -176,7 +176,7 @@ def near_copy_test(
     quantile: float = NEAR_COPY_QUANTILE,
     alpha: float = NEAR_COPY_ALPHA,
 ) -> NearCopyTest:
-    """The near-copy test on the attack set (METHODS.md §1, issue 10.3); see :class:`NearCopyTest`."""
+    """The near-copy test on the attack set (docs/methods.md §1, issue 10.3); see :class:`NearCopyTest`."""
     d = np.asarray(distance, dtype=np.float64)
     member = np.asarray(is_member, dtype=bool)
     tol = float(np.quantile(np.asarray(aux_distances, dtype=np.float64), quantile))
@@ -204,7 +204,7 @@ def row_keys(frame: pd.DataFrame, types: ColumnTypes) -> np.ndarray:
 
 
 def table_overlaps(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> dict[str, Overlap]:
-    """Rows of each table repeated verbatim in each other one (METHODS.md §1, issue 10).
+    """Rows of each table repeated verbatim in each other one (docs/methods.md §1, issue 10).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """One-dimensional densities of nearest-neighbour distances and P(member | d).
 
-Implements METHODS.md section 1, steps 2 and 3:
+Implements docs/methods.md §1.2-§1.3:
 
 * a Gaussian kernel density estimate on [0, 1] computed by linear binning on a
   fixed grid (2048 points), FFT convolution and linear interpolation, so fitting
@@ -150,7 +150,7 @@ def select_bandwidth(
         The distances the density is fitted to.
     method : {"silverman", "scott", "cv"} or float
         ``"silverman"``: ``0.9 * s * n^(-1/5)``; ``"scott"``: ``1.06 * s * n^(-1/5)``,
-        both with ``s = min(std, IQR / 1.34)`` the data's spread (METHODS.md §1.2:
+        both with ``s = min(std, IQR / 1.34)`` the data's spread (docs/methods.md §1.2:
         an unscaled rule over-smooths distances that occupy a small part of
         [0, 1]). ``"cv"``: the bandwidth that maximises the leave-one-out
         log-likelihood over a grid from 0.2x to 3x Silverman's. A float is used
@@ -273,7 +273,7 @@ def fit_kde(
     points; the binned counts are convolved with the Gaussian kernel (FFT); the
     parts that spill beyond 0 and 1 are folded back (reflection). Cost is
     O(n + G log G) for G grid points, independent of how many points are then
-    evaluated (METHODS.md §1.2).
+    evaluated (docs/methods.md §1.2).
 
     Parameters
     ----------
@@ -353,7 +353,7 @@ class DistanceDensity:
     (:func:`fit_posterior` gives them the larger of their two), their density
     ratio is exactly 1 wherever both kernel estimates vanish, so ``P(member | d)``
     is the prior there, whatever the bandwidths or the exact-copy rates
-    (METHODS.md §1.2: thin tails shrink toward the prior).
+    (docs/methods.md §1.2: thin tails shrink toward the prior).
 
     Attributes
     ----------
@@ -442,7 +442,7 @@ def fit_distance_density(
         contribute: ``floor = floor_records / (sqrt(2 pi) * h * n_pos)``. A
         stretch of distances where one class has a few records and the other
         none then gets a density ratio near 1, not thousands: estimation noise
-        in the tails does not outrank an exact copy (METHODS.md §1.2). In
+        in the tails does not outrank an exact copy (docs/methods.md §1.2). In
         :func:`fit_posterior` both classes get the larger of their two floors,
         so that far from every record the posterior is exactly the prior (with
         a floor per class it tended to the ratio of the two floors, i.e. of
@@ -497,7 +497,7 @@ def fit_distance_density(
 
 @dataclass(frozen=True)
 class MembershipPosterior:
-    """``P(member | d)`` from the two class densities and a prior (METHODS.md §1.3).
+    """``P(member | d)`` from the two class densities and a prior (docs/methods.md §1.3).
 
     Attributes
     ----------
@@ -583,6 +583,6 @@ def fit_posterior(
     members = fit_distance_density(d_members, **kw)
     non_members = fit_distance_density(d_non_members, zero_pseudo_count=non_member_zero_pseudo_count, **kw)
     # One floor for both classes (the larger): where both kernel estimates vanish the
-    # ratio is then exactly 1 and P(member | d) the prior (METHODS.md §1.2).
+    # ratio is then exactly 1 and P(member | d) the prior (docs/methods.md §1.2).
     floor = max(members.floor, non_members.floor)
     return MembershipPosterior(members=members.with_floor(floor), non_members=non_members.with_floor(floor), prior=p)

@@ -1,4 +1,4 @@
-"""Nearest-neighbour Gower distance between records, in bounded memory (METHODS.md §1 step 1).
+"""Nearest-neighbour Gower distance between records, in bounded memory (docs/methods.md §1 step 1).
 
 For a real record ``x`` and a synthetic record ``s`` over the compared columns ``j``::
 
@@ -149,7 +149,7 @@ def _as_labels(series: pd.Series, *, constant_numeric: bool) -> tuple[np.ndarray
 
 @dataclass(frozen=True)
 class GowerEncoding:
-    """Ranges and category codes fitted once on the real records (METHODS.md §1 step 1).
+    """Ranges and category codes fitted once on the real records (docs/methods.md §1 step 1).
 
     Attributes
     ----------
@@ -261,7 +261,7 @@ def encode_for_gower(
     frames_real : sequence of pandas.DataFrame
         The real tables (training, holdout, auxiliary), already aligned by
         :func:`audit_core.common.tables.align_tables`. Never pass the synthetic table: an
-        outlier there must not rescale everyone (METHODS.md §1 step 1).
+        outlier there must not rescale everyone (docs/methods.md §1 step 1).
     types : ColumnTypes
         Which columns are numeric and which categorical.
     weights : mapping of str to float, optional
@@ -1070,7 +1070,7 @@ def nearest_gower(
 
     Notes
     -----
-    METHODS.md §1 step 1. The scan runs in float32; the returned distance of the
+    docs/methods.md §1 step 1. The scan runs in float32; the returned distance of the
     chosen pair is recomputed in float64 from the encoded values, so it matches a
     direct reading of the formula to about 1e-6. An exact copy of a query record in
     the reference always gives distance 0.

@@ -299,7 +299,7 @@ def nearest_gower_parquet(
     query, reference : str
         Parquet datasets (a folder or a glob), e.g. the real records and the synthetic table.
     real : sequence of str
-        The real datasets the ranges and codes are fitted on (METHODS.md §1 step 1:
+        The real datasets the ranges and codes are fitted on (docs/methods.md §1 step 1:
         never the synthetic one).
     types : ColumnTypes
     weights : mapping, optional

@@ -1,4 +1,4 @@
-"""Figures and display tables of the synthetic-table audit (METHODS.md §1).
+"""Figures and display tables of the synthetic-table audit (docs/methods.md §1).
 
 One table's membership risk (distances, P(member | d), log-ROC, overlaps, most exposed
 records), the generator comparison (side-by-side table, overlaid log-ROC, privacy against
@@ -50,7 +50,7 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
     """Histograms of members' and non-members' distances with the fitted KDE curves.
 
     The bars are densities (area 1 per group, exact copies excluded); the lines
-    are the continuous parts of ``KDE_m`` and ``KDE_n`` (METHODS.md §1.2), scaled
+    are the continuous parts of ``KDE_m`` and ``KDE_n`` (docs/methods.md §1.2), scaled
     by the share of records that are not exact copies. Records at distance 0 (equal on
     every column both records fill in; a verbatim copy, or a synthetic row with missing
     values where the record has some) are a point mass, shown as a count in the legend
@@ -203,7 +203,7 @@ def comparison_table(comparison: GeneratorComparison) -> pd.DataFrame:
 
 
 def comparison_roc_figure(comparison: GeneratorComparison, *, attack: str = "true_distribution") -> go.Figure:
-    """Log-log ROC curves of all generators overlaid, for one attack model (METHODS.md §1.6)."""
+    """Log-log ROC curves of all generators overlaid, for one attack model (docs/methods.md §1.6)."""
     curves = [(run.label, run.audit.attacks[attack].curve) for run in comparison.runs if run.ok]
     colors = {run.label: color_for(run.name, i) for i, run in enumerate(comparison.runs)}
     title = f"Log-log ROC per generator ({COMPARISON_ATTACK_LABELS.get(attack, attack)})"

@@ -358,7 +358,7 @@ class TabularGenerator:
         Parameters
         ----------
         train : pandas.DataFrame
-            Real training rows (the members of METHODS.md §1).
+            Real training rows (the members of docs/methods.md §1).
         types : ColumnTypes, optional
             Column types; inferred from ``train`` when None. Ignored columns are
             neither learned nor generated.

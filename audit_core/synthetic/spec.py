@@ -1,6 +1,6 @@
 """The synthetic-table audit as a registered audit (audit_core.contract): inputs, settings, run, verdict, report.
 
-``tabular`` audits membership risk (METHODS.md §1) and, with ``disclosure``, singling out,
+``tabular`` audits membership risk (docs/methods.md §1) and, with ``disclosure``, singling out,
 linkability and attribute inference on the same tables.
 """
 

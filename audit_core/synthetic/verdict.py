@@ -1,4 +1,4 @@
-"""Verdicts, limits and reports of the synthetic-table audit (METHODS.md §1).
+"""Verdicts, limits and reports of the synthetic-table audit (docs/methods.md §1).
 
 The membership verdict (risk level, headline, sentences) and report, the generator
 comparison's verdict and report, and the release checklist of the disclosure attacks
@@ -276,7 +276,7 @@ def build_report(
         title=title,
         question=(
             "Can an attacker who sees the synthetic table tell which individuals were in the generator's training "
-            "data, from how close each record is to its nearest synthetic record? (METHODS.md §1)"
+            "data, from how close each record is to its nearest synthetic record? (docs/methods.md §1)"
         ),
         inputs=list(inputs),
         settings=settings,
@@ -383,7 +383,7 @@ def build_comparison_report(
         title=title,
         question=(
             "For the same real training data, which generator's synthetic table lets an attacker tell members "
-            "from non-members most easily, and what fidelity does it keep? (METHODS.md §1)"
+            "from non-members most easily, and what fidelity does it keep? (docs/methods.md §1)"
         ),
         inputs=list(inputs),
         settings=settings,

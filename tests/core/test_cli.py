@@ -33,7 +33,7 @@ def test_every_subcommand_has_a_help_page():
         assert "usage: python -m audit_core" in r.stdout
 
 
-FLAGS_BEFORE_THE_REGISTRY = {  # every flag the hand-written parser had: pipelines rely on them (DESIGN.md)
+FLAGS_BEFORE_THE_REGISTRY = {  # every flag the hand-written parser had: pipelines rely on them (docs/contract.md)
     "tabular": "--train --holdout --synthetic --auxiliary --categorical --numeric --ignore --bandwidth --prior "
     "--bandwidth-scale --seed --json --records --html --pdf --disclosure --known --link-a --link-b --secrets "
     "--n-attacks --link-k",

@@ -1,4 +1,4 @@
-"""Fabricated members (METHODS.md §3): the mechanisms on 8x8 digits, and bad input.
+"""Fabricated members (docs/methods.md §3): the mechanisms on 8x8 digits, and bad input.
 
 Asserts mechanisms, not a paper's numbers: MFA raises non-members' confidence, fools the
 LOSS attack more as epsilon grows, collapses the gradient norm past the members'

@@ -1,4 +1,4 @@
-"""The finite-population correction simulation (METHODS.md §2)."""
+"""The finite-population correction simulation (docs/methods.md §2)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Calibrated LiRA (METHODS.md §2): aggregation rules on scores with known parameters,
+"""Calibrated LiRA (docs/methods.md §2): aggregation rules on scores with known parameters,
 the FPC simulation, batched models against scikit-learn, bad input, and the CLI."""
 
 import json

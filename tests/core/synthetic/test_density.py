@@ -1,4 +1,4 @@
-"""Tests for audit_core.synthetic.density (METHODS.md §1.2-3): binned FFT KDE and P(member | d)."""
+"""Tests for audit_core.synthetic.density (docs/methods.md §1.2-3): binned FFT KDE and P(member | d)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for audit_core.synthetic.distance against a direct, loop-by-loop reading of METHODS.md §1 step 1."""
+"""Tests for audit_core.synthetic.distance against a direct, loop-by-loop reading of docs/methods.md §1 step 1."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _real_ranges(real: list[pd.DataFrame], numeric: tuple[str, ...]) -> dict[str
 
 
 def _gower_loop(x: dict, s: dict, *, types: ColumnTypes, ranges: dict, weights: dict | None = None) -> float:
-    """d_G(x, s) written out term by term (METHODS.md §1 step 1)."""
+    """d_G(x, s) written out term by term (docs/methods.md §1 step 1)."""
     num, den = 0.0, 0.0
     for col in types.numeric + types.categorical:
         w = 1.0 if weights is None else weights.get(col, 1.0)

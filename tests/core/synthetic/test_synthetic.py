@@ -1,4 +1,4 @@
-"""Tests for audit_core.synthetic.audit (METHODS.md §1) on data with a known answer.
+"""Tests for audit_core.synthetic.audit (docs/methods.md §1) on data with a known answer.
 
 The population is a seeded mixed-type table with continuous columns, so natural
 duplicates are (almost) absent: a synthetic table that copies training rows must
