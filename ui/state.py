@@ -40,6 +40,7 @@ class Lira:
     RESULT = "lira.result"  # dict: pool (ModelPool), data (DataFrame), name, settings
     SOURCE = "lira.source"
     FPR = "lira.fpr"  # alpha slider: re-scores the trained pool, never retrains
+    GROUPS = "lira.groups"  # the column of the risk-by-group table: re-scores, never retrains
 
 
 class Fabrication:

@@ -199,6 +199,18 @@ with tab_rec:
     st.dataframe(vulnerable_table(ev, saved["data"]), hide_index=True, width="stretch")
     st.caption("Records with the highest TPR at their own alpha-threshold; separation = (mu_in - mu_out) / sd_out.")
 
+st.subheader("Risk by group")
+_AUTO = "the column with the largest spread of risk"
+features = [c for c in saved["data"].columns if c != settings.target]
+group_col = st.selectbox("Group the records by", [_AUTO, *features], key=state.Lira.GROUPS,
+                         help="Uncommon records are hit hardest: each group gets the audited model's (model 0) TPR at "
+                         "1 % FPR, offline LiRA, threshold from the group's own non-members.")  # fmt: skip
+outcome = outcome.rescore(groups=None if group_col == _AUTO else group_col)  # instant: nothing is retrained
+groups = outcome.value.groups
+st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 non-members in the group, so its "
+           "interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR at all.")  # fmt: skip
+st.dataframe(groups.table(), hide_index=True, width="stretch")
+
 outcome = replace(outcome, extras={"fpc_sims": sims})
 reproduce(outcome, key="lira.downloads")
 report_downloads(outcome.report(), records=records_table(ev), key="lira.downloads")

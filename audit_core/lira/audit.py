@@ -25,7 +25,8 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -1195,6 +1196,17 @@ class LiraResult:
     pool: ModelPool
     evaluation: LiraEvaluation
     sweep: ModelsSweep
+    columns: dict[str, pd.Series] | None = field(default=None, repr=False)  # the records' values, for risk by group
+    groups: Any = None  # audit_core.common.groups.GroupRisk of model 0 (the audited target)
+
+    def with_groups(self, column: str | None) -> LiraResult:
+        """This result with its risk by group: model 0's offline LiRA score per record, grouped by ``column``."""
+        from audit_core.common.groups import risk_by_group
+
+        if not self.columns:
+            return self
+        scores, members = target_model_scores(self.pool.scores, self.pool.keep, target=0)
+        return replace(self, groups=risk_by_group(self.columns, scores, members, column=column))
 
     def to_json(self) -> dict:
         """The reproducible result: the same data, settings and seed give the same JSON, byte for byte.
@@ -1214,6 +1226,8 @@ class LiraResult:
         # Empirical epsilon lower bound of model 0 as the audited target (offline LiRA score, one per record).
         target_scores, target_members = target_model_scores(self.pool.scores, self.pool.keep, target=0)
         out["epsilon_lower_bound"] = epsilon_bound_json(target_scores, target_members, seed=0) | {"target_model": 0}
+        if self.groups is not None:
+            out["groups"] = self.groups.to_json()
         return out
 
     def timing(self) -> dict[str, float]:

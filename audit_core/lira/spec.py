@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from audit_core.common.errors import InputError
 from audit_core.common.limits import FPC_POPULATION, FPC_REPEATS, MIN_MODELS, MODELS, TARGET_FPR, Bound
 from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Settings, knob
 
@@ -21,6 +22,8 @@ class LiraSettings(Settings):
                        "and out of the others.", bound=MODELS)  # fmt: skip
     fpr: float = knob(0.01, "Target FPR alpha", "Moving it re-scores the trained models; it never retrains them.",
                       bound=TARGET_FPR, rescore=True)  # fmt: skip
+    groups: str | None = knob(None, "Risk by group", "feature column whose groups each get the audited model's TPR at "
+                              "1 % FPR (default: the column with the largest spread of risk)", rescore=True)  # fmt: skip
 
 
 def _name(outcome_or_inputs) -> str:
@@ -33,14 +36,22 @@ def _run(inputs, s: LiraSettings, *, seed, progress=None, client=None):
 
     data = inputs["data"]
     check_lira_settings(len(data), n_models=s.models, fpr=s.fpr)  # bad M / alpha: one sentence, before training
-    return run_lira(data, target=s.target, model=s.model, n_models=s.models, fpr=s.fpr, seed=seed,
-                    progress=progress, client=client)  # fmt: skip
+    if s.groups is not None and (s.groups == s.target or s.groups not in data.columns):  # before the training
+        from audit_core.common.tables import columns_sentence
+
+        raise InputError(f"--groups: '{s.groups}' is not a feature column of the table; "
+                         + columns_sentence([c for c in data.columns if c != s.target], s.groups))
+    result = run_lira(data, target=s.target, model=s.model, n_models=s.models, fpr=s.fpr, seed=seed,
+                      progress=progress, client=client)  # fmt: skip
+    columns = {str(c): data[c].reset_index(drop=True) for c in data.columns if c != s.target}
+    return replace(result, columns=columns).with_groups(s.groups)
 
 
 def _rescore(result, s: LiraSettings, *, seed: int):
     from audit_core.lira.audit import evaluate_pool
 
-    return evaluate_pool(result.pool, fpr=s.fpr, seed=seed)
+    rescored = evaluate_pool(result.pool, fpr=s.fpr, seed=seed)
+    return replace(rescored, columns=result.columns).with_groups(s.groups)
 
 
 def _decision(result):
@@ -66,8 +77,13 @@ def _report(outcome: Outcome):
     from audit_core.lira.verdict import build_report
 
     sims = outcome.extras.get("fpc_sims") or fpc_sims(outcome.settings.models, outcome.seed)
-    return build_report(outcome.value, data=outcome.inputs["data"], data_name=_name(outcome), fpc_sims=sims,
-                        seed=outcome.seed)  # fmt: skip
+    report = build_report(outcome.value, data=outcome.inputs["data"], data_name=_name(outcome), fpc_sims=sims,
+                          seed=outcome.seed)  # fmt: skip
+    groups = outcome.value.groups
+    if groups is None:
+        return report
+    caption = f"Risk by group: {groups.column} (the audited model's TPR at 1 % FPR, offline LiRA, worst first)"
+    return replace(report, tables=[*report.tables, (caption, groups.table())])
 
 
 def _summary(outcome: Outcome) -> list[str]:
