@@ -24,7 +24,7 @@ from ui.common import (
     show_input_error,
     take_autorun,
 )
-from ui.decision import show_decision
+from ui.decision import show_decision, threat_cards
 from ui.widgets import knob_input
 
 PAGE = "DP claim check"
@@ -105,6 +105,7 @@ result: DpAuditResult = outcome.value
 st.divider()
 st.subheader(f"Result: {saved['source']}")
 show_decision(outcome.decision(), verdict(result))
+threat_cards(outcome.audit.name)
 
 b = result.dp.bound
 cols = st.columns(5)
