@@ -1,4 +1,4 @@
-"""Calibrated vs naive LiRA: is 'TPR at 1 % FPR' a number one can trust? (METHODS.md §2)"""
+"""Calibrated vs naive LiRA: is 'TPR at 1 % FPR' a number one can trust? (docs/methods.md §2)"""
 
 from dataclasses import replace
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Reliable low-FPR evaluation of LiRA: aggregation, per-sample calibration, FPC.
 
-Implements METHODS.md §2. The heavy part, :func:`train_pool`, trains M target/shadow
+Implements docs/methods.md §2. The heavy part, :func:`train_pool`, trains M target/shadow
 models as one batched computation (:mod:`audit_core.lira.batched_models`) and keeps the
 ``(M, N)`` matrix of LiRA scores ``s = log(p_y / (1 - p_y))`` with the keep-matrix that
 says which record trained which model. Everything else is cheap and re-runs when the
@@ -51,7 +51,7 @@ SD_FLOOR = 1e-4
 
 
 def required_models(fpr: float) -> int:
-    """Models needed so that every record has ``>= 10/alpha`` scores (METHODS.md §2), even.
+    """Models needed so that every record has ``>= 10/alpha`` scores (docs/methods.md §2), even.
 
     >>> required_models(0.01), required_models(0.05)
     (1000, 200)
@@ -158,7 +158,7 @@ def train_pool(
     Parameters
     ----------
     df : pandas.DataFrame
-        The data set D (N_+ records) of METHODS.md §2.
+        The data set D (N_+ records) of docs/methods.md §2.
     target : str
         Class column.
     model : {"logistic", "mlp"}
@@ -283,7 +283,7 @@ def record_fits(scores: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def loo_stats(scores: np.ndarray, keep: np.ndarray) -> _Stats:
-    """Leave-one-model-out in/out Gaussian parameters for every entry (METHODS.md §2).
+    """Leave-one-model-out in/out Gaussian parameters for every entry (docs/methods.md §2).
 
     For the score of model m on record x, the in- and out-parameters of x are estimated
     from the other M - 1 models only (the side m belongs to loses one score).
@@ -350,7 +350,7 @@ class _SplitTest:
 
 
 def _split_tests(scores: np.ndarray, keep: np.ndarray) -> tuple[_SplitTest, _SplitTest]:
-    """The two halves of the honest per-sample test (METHODS.md §2, per-sample average).
+    """The two halves of the honest per-sample test (docs/methods.md §2, per-sample average).
 
     Each record's out-scores are dealt alternately (by model index) into two groups G0
     and G1. For the score s of model m on record x, with m itself removed from whatever
@@ -491,7 +491,7 @@ def _extrapolated_record_tpr(
 
 
 def _core(scores: np.ndarray, keep: np.ndarray, fpr: float) -> dict:
-    """The four aggregations of METHODS.md §2 (no curves, no bootstrap)."""
+    """The four aggregations of docs/methods.md §2 (no curves, no bootstrap)."""
     K, OUT = keep, ~keep
     n_in = K.sum(0)
     n_out = OUT.sum(0)
@@ -545,7 +545,7 @@ def _rates(core: dict) -> tuple[dict[str, float], dict[str, np.ndarray]]:
 
 @dataclass(frozen=True)
 class LiraEvaluation:
-    """Every way of reporting TPR at FPR alpha from one model pool (METHODS.md §2).
+    """Every way of reporting TPR at FPR alpha from one model pool (docs/methods.md §2).
 
     Attributes
     ----------
@@ -654,7 +654,7 @@ class LiraEvaluation:
         return _summary(self.per_sample_fpr[rule])
 
     def to_json(self) -> dict:
-        """The DESIGN.md ``lira`` JSON (keys ``n_models`` ... ``per_sample_fpr``), plus extras."""
+        """The docs/contract.md ``lira`` JSON (keys ``n_models`` ... ``per_sample_fpr``), plus extras."""
         return {
             "n_models": self.n_models,
             "n_samples": self.n_samples,
@@ -1269,7 +1269,7 @@ def run_lira(
     progress: ProgressFn | None = None,
     **train_options,
 ) -> LiraResult:
-    """Train the pool, evaluate at alpha, and run the what-if over M (METHODS.md §2)."""
+    """Train the pool, evaluate at alpha, and run the what-if over M (docs/methods.md §2)."""
     pool = train_pool(
         df,
         target=target,
