@@ -31,7 +31,7 @@ from audit_core.common.errors import InputError
 from audit_core.common.limits import DELTA, TARGET_FPR
 from audit_core.common.privacy_bound import DEFAULT_DELTA, EpsilonBound, epsilon_lower_bound
 from audit_core.common.roc import DEFAULT_FPRS, RocCurve, TprAtFpr, _fpr_key, roc_curve, tpr_at_fpr
-from audit_core.common.tables import read_table
+from audit_core.common.tables import columns_sentence, read_table
 
 REQUIRED = ("score", "is_member")
 OPTIONAL = ("attack", "record_id")
@@ -48,8 +48,28 @@ def _where(table: str, row: int) -> str:
     return f"row {row + 2} of '{table}' (counting the header as row 1)"
 
 
+def membership_note(frame: pd.DataFrame) -> str | None:
+    """The sentence saying how a text ``is_member`` column was read (yes/no, true/false), or None for 0/1 or booleans."""
+    column = next((c for c in frame.columns if str(c).strip().lower() == "is_member"), None)
+    if column is None:
+        return None
+    values = frame[column]
+    if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype):
+        return None
+    text = values.dropna().astype("string").str.strip()
+    seen = sorted(set(text), key=lambda v: (v.lower() not in _TRUE, v.lower()))
+    if all(v.lower() in ("0", "1", "0.0", "1.0") for v in seen):
+        return None
+    member = ", ".join(f"'{v}'" for v in seen if v.lower() in _TRUE)
+    non = ", ".join(f"'{v}'" for v in seen if v.lower() in _FALSE)
+    return (
+        f"Column 'is_member' holds text: {member} read as member (1) and {non} as non-member (0) "
+        "(accepted: yes/no, true/false, 1/0, in any case)."
+    )
+
+
 def _membership(values: pd.Series, *, table: str) -> np.ndarray:
-    """``is_member`` as bool; anything but 0/1 (or true/false) is refused with the first bad cell."""
+    """``is_member`` as bool; anything but 0/1, yes/no or true/false (any case) is refused with the first bad cell."""
     if pd.api.types.is_bool_dtype(values.dtype):
         return values.to_numpy(dtype=bool)
     if pd.api.types.is_numeric_dtype(values.dtype):
@@ -70,8 +90,8 @@ def _membership(values: pd.Series, *, table: str) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         shown = "empty" if pd.isna(values.iloc[i]) else repr(str(values.iloc[i]))
         raise InputError(
-            f"Column 'is_member' must be 0 (non-member) or 1 (member), but {_where(table, i)} is {shown} "
-            f"({int(bad.sum())} such rows)."
+            f"Column 'is_member' must be 0 (non-member) or 1 (member), or yes/no or true/false, but "
+            f"{_where(table, i)} is {shown} ({int(bad.sum())} such rows)."
         )
     return member
 
@@ -122,7 +142,7 @@ def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFram
         raise InputError(
             f"Table '{name}' has no column " + " or ".join(f"'{c}'" for c in missing) + "; a score file needs 'score' "
             "(higher = more member-like) and 'is_member' (0 or 1), optionally 'attack' and 'record_id'; "
-            "its columns are " + ", ".join(f"'{c}'" for c in columns[:20]) + ("..." if len(columns) > 20 else "") + "."
+            + columns_sentence(columns, missing[0])
         )
     col = {k: frame[lowered[k]].reset_index(drop=True) for k in (*REQUIRED, *OPTIONAL) if k in lowered}
     scores = _scores(col["score"], table=name)
@@ -167,18 +187,55 @@ def read_scores(source: Any, *, name: str = "scores") -> pd.DataFrame:
     return validate_scores(read_table(source, name=name), name=name)
 
 
+REVERSED_ALPHA = 0.025
+"""One-sided level at which an attack's scores are called reversed (members ranked *below* non-members
+beyond chance): the AUC's two-sided 95 % band would lie wholly below 0.5."""
+
+
+def reversed_p_value(scores: np.ndarray, is_member: np.ndarray) -> float:
+    """One-sided Mann-Whitney p-value that members score *lower* than non-members (AUC < 0.5 beyond chance).
+
+    The U statistic is the AUC times (members x non-members), so this is the rank test of the AUC
+    itself: exact for small samples without ties, the normal approximation with tie correction otherwise.
+    """
+    from scipy.stats import mannwhitneyu
+
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(is_member, dtype=bool)
+    return float(mannwhitneyu(s[y], s[~y], alternative="less").pvalue)
+
+
 @dataclass(frozen=True)
 class AttackCheck:
-    """One attack's evaluation: ROC, AUC, TPR at each FPR, the epsilon lower bound."""
+    """One attack's evaluation: ROC, AUC, TPR at each FPR, the epsilon lower bound.
+
+    ``reversed_p`` is :func:`reversed_p_value`; below :data:`REVERSED_ALPHA` the scores look reversed
+    (lower = more member-like): the check says so and reads them as given, never flipped silently.
+    """
 
     name: str
     curve: RocCurve = field(repr=False)
     tpr_at_fpr: dict[str, TprAtFpr]
     epsilon: EpsilonBound
+    reversed_p: float = 1.0
 
     @property
     def auc(self) -> float:
         return self.curve.auc
+
+    @property
+    def reversed(self) -> bool:
+        """Members score lower than non-members beyond chance: the scores look reversed."""
+        return self.reversed_p < REVERSED_ALPHA
+
+    def reversed_sentence(self) -> str:
+        """What a reversed score means for this check (empty when the scores are not reversed)."""
+        if not self.reversed:
+            return ""
+        return (
+            f"Attack '{self.name}' ranks members below non-members (AUC {self.auc:.3f}, one-sided Mann-Whitney "
+            f"p = {self.reversed_p:.2g}): its scores look reversed. This check needs higher = more member-like; "
+            "its numbers read the scores as given, so negate them (score = -score) and check again."
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``auc``, ``tpr_at_fpr.<fpr> = {tpr, ci_low, ci_high, achieved_fpr, n_neg, supported, ...}``,
@@ -189,6 +246,8 @@ class AttackCheck:
             "n_non_members": self.curve.n_neg,
             "tpr_at_fpr": {k: t.to_json() for k, t in self.tpr_at_fpr.items()},
             "epsilon_lower_bound": self.epsilon.to_json(),
+            "reversed": self.reversed,
+            "reversed_p_value": self.reversed_p,
         }
 
 
@@ -201,14 +260,17 @@ class ScoreCheck:
     fprs: tuple[float, ...]
     delta: float
     seed: int
+    notes: tuple[str, ...] = ()
+    """How the file was read where it was not plain 0/1 (``is_member`` given as yes/no text)."""
 
     def to_json(self) -> dict[str, Any]:
-        """``attacks.<name>`` blocks (see :meth:`AttackCheck.to_json`) and the settings."""
+        """``attacks.<name>`` blocks (see :meth:`AttackCheck.to_json`), the settings and ``notes``."""
         return {
             "audit": "scores",
             "attacks": {name: a.to_json() for name, a in self.attacks.items()},
             "settings": {"fpr": list(self.fprs), "delta": self.delta, "seed": self.seed},
             "n_rows": len(self.records),
+            "notes": list(self.notes),
         }
 
 
@@ -268,6 +330,9 @@ def score_check(
             curve=roc_curve(s, y),
             tpr_at_fpr=at,
             epsilon=epsilon_lower_bound(s, y, delta=delta, seed=seed),
+            reversed_p=reversed_p_value(s, y),
         )
         thresholds[str(attack_name)] = {k: t.threshold for k, t in at.items()}
-    return ScoreCheck(attacks=attacks, records=_records(clean, thresholds, fprs), fprs=fprs, delta=delta, seed=seed)
+    note = membership_note(table)
+    return ScoreCheck(attacks=attacks, records=_records(clean, thresholds, fprs), fprs=fprs, delta=delta, seed=seed,
+                      notes=(note,) if note else ())  # fmt: skip

@@ -220,3 +220,62 @@ def test_lira_json_reports_the_bound():
     assert set(e) >= {"epsilon", "delta", "confidence", "threshold"}
     assert e["n_members_evaluated"] + e["n_non_members_evaluated"] == 500  # one target model, half of 1,000 records
     assert e["epsilon"] >= 0.0
+
+
+# ----------------------------------------------------------------------------- issue 21: reversed scores, text labels
+def _reversed_frame(shift: float | None, n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """Members score lower: perfectly separated (``shift=None``) or shifted down by ``shift`` standard deviations."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(2 * n) % 2
+    score = np.where(y == 1, -1.0 - rng.random(2 * n), rng.random(2 * n)) if shift is None else rng.normal(size=2 * n) - shift * y
+    return pd.DataFrame({"score": score, "is_member": y})
+
+
+@pytest.mark.parametrize(("shift", "auc_range"), [(None, (0.0, 0.0)), (1.53, (0.10, 0.18))])
+def test_reversed_scores_are_flagged_in_the_json_and_never_flipped(shift, auc_range):
+    """The probe's two cases (AUC 0.000 and 0.139) once read "no privacy loss is demonstrated" and nothing else."""
+    frame = _reversed_frame(shift)
+    check = score_check(frame)
+    attack = check.attacks["attack"]
+    assert auc_range[0] <= attack.auc <= auc_range[1]
+    assert attack.to_json()["reversed"] is True
+    assert attack.to_json()["reversed_p_value"] < 1e-20
+    assert "its scores look reversed" in attack.reversed_sentence()
+    flipped = score_check(frame.assign(score=-frame["score"])).attacks["attack"]
+    assert flipped.auc == pytest.approx(1 - attack.auc)  # read as given: the check itself never flips
+    assert not flipped.reversed
+    assert flipped.reversed_sentence() == ""
+    assert flipped.epsilon.epsilon > 0.5  # negated, the same scores prove a privacy loss
+
+
+def test_scores_without_signal_are_rarely_called_reversed():
+    """The rule is a one-sided 2.5 % test: on independent scores about 2.5 % of files are flagged, not more."""
+    from audit_core.scores.audit import reversed_p_value
+
+    rng = np.random.default_rng(3)
+    y = np.arange(400) % 2
+    flagged = [reversed_p_value(rng.normal(size=400), y) < 0.025 for _ in range(400)]
+    assert 0.005 <= np.mean(flagged) <= 0.05
+
+
+def test_is_member_as_yes_no_text_is_accepted_and_noted():
+    frame = _frame(is_member=["no", "Yes"] * 20)  # the same labels as _frame()'s 0, 1, 0, 1, ...
+    check = score_check(frame)
+    as_numbers = score_check(_frame())
+    assert check.attacks["attack"].auc == as_numbers.attacks["attack"].auc
+    note = "Column 'is_member' holds text: 'Yes' read as member (1) and 'no' as non-member (0)"
+    assert check.to_json()["notes"][0].startswith(note)
+    assert as_numbers.to_json()["notes"] == []
+    mixed = score_check(_frame(is_member=["false", "TRUE", "No", "yes"] * 10))
+    assert "'TRUE', 'yes' read as member (1) and 'false', 'No' as non-member (0)" in mixed.notes[0]
+    with pytest.raises(InputError, match=r"or yes/no or true/false, but row 2 of 'scores'.* is 'y'"):
+        score_check(_frame(is_member=["y", "n"] * 20))
+
+
+def test_cli_reports_reversed_scores_in_the_json(tmp_path):
+    path = tmp_path / "scores.csv"
+    _reversed_frame(None).to_csv(path, index=False)
+    out = tmp_path / "s.json"
+    r = _run("scores", "--scores", str(path), "--json", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["attacks"]["attack"]["reversed"] is True
