@@ -14,7 +14,6 @@ from audit_core.dp.spec import DP_AUDIT, DpSettings
 from audit_core.dp.verdict import NOT_A_PROOF, verdict
 from ui import state
 from ui.common import (
-    load_table,
     metric_card,
     remember_result,
     report_downloads,
@@ -22,9 +21,9 @@ from ui.common import (
     run_audit,
     seed_input,
     show_input_error,
-    take_autorun,
 )
 from ui.decision import show_decision, threat_cards
+from ui.source import sample_or_upload
 from ui.widgets import knob_input
 
 PAGE = "DP claim check"
@@ -44,23 +43,10 @@ st.markdown(
     "is the contrast."
 )
 
-autorun = take_autorun(state.DpClaim.AUTORUN)
-if autorun:
-    st.session_state[state.DpClaim.SOURCE] = SAMPLE_LABEL
-source = st.radio("Data", [SAMPLE_LABEL, UPLOAD], key=state.DpClaim.SOURCE, horizontal=True)
-
-table = name = None
-try:
-    if source == UPLOAD:
-        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key=state.DpClaim.UPLOAD)
-        if upload is not None:
-            table, name = load_table(upload.getvalue(), upload.name, upload=True), upload.name
-        else:
-            st.info("Upload a CSV or Parquet table with a class column to predict.")
-    else:
-        table, name = load_table(SAMPLE, SAMPLE.name, upload=False), SAMPLE.name
-except InputError as exc:
-    show_input_error(exc)
+table, name, path, autorun = sample_or_upload('Data', sample=SAMPLE, sample_label=SAMPLE_LABEL, upload_label=UPLOAD,
+                                        empty_help='Upload a CSV or Parquet table with a class column to predict.',
+                                        autorun_key=state.DpClaim.AUTORUN, key=state.DpClaim.SOURCE,
+                                        upload_key=state.DpClaim.UPLOAD)  # fmt: skip
 
 submitted = False
 if table is not None:
@@ -86,7 +72,6 @@ if autorun and table is not None:
 
 if submitted:
     try:
-        path = str(SAMPLE.relative_to(ROOT)) if source == SAMPLE_LABEL else name
         settings = DpSettings(target=target, epsilon=float(epsilon), delta=float(delta), canaries=int(canaries),
                               canary_kind=kind, model=model, epochs=int(epochs))  # fmt: skip
         _, outcome = run_audit(DP_AUDIT, Inputs({"data": table}, {"data": path}), settings, seed=int(seed),

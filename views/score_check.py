@@ -16,7 +16,6 @@ from audit_core.scores.verdict import verdict
 from ui import state
 from ui.common import (
     HELP,
-    load_table,
     metric_card,
     remember_result,
     report_downloads,
@@ -24,10 +23,10 @@ from ui.common import (
     run_audit,
     seed_input,
     show_input_error,
-    take_autorun,
     tpr_card,
 )
 from ui.decision import show_decision, threat_cards
+from ui.source import sample_or_upload
 from ui.widgets import knob_input
 
 PAGE = "Score check"
@@ -46,23 +45,11 @@ st.markdown(
     "intervals and the **empirical epsilon lower bound** these scores prove."
 )
 
-autorun = take_autorun(state.ScoreCheck.AUTORUN)
-if autorun:
-    st.session_state[state.ScoreCheck.SOURCE] = SAMPLE_LABEL
-source = st.radio("Scores", [SAMPLE_LABEL, UPLOAD], key=state.ScoreCheck.SOURCE, horizontal=True)
-
-table = name = None
-try:
-    if source == UPLOAD:
-        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key=state.ScoreCheck.UPLOAD)
-        if upload is not None:
-            table, name = load_table(upload.getvalue(), upload.name, upload=True), upload.name
-        else:
-            st.info("Upload a CSV or Parquet file with the columns score and is_member (optional: attack, record_id).")
-    else:
-        table, name = load_table(SAMPLE, SAMPLE.name, upload=False), SAMPLE.name
-except InputError as exc:
-    show_input_error(exc)
+table, name, path, autorun = sample_or_upload('Scores', sample=SAMPLE, sample_label=SAMPLE_LABEL, upload_label=UPLOAD,
+                                        empty_help="Upload a CSV or Parquet file with the columns score and is_member "
+                                        "(optional: attack, record_id).",
+                                        autorun_key=state.ScoreCheck.AUTORUN, key=state.ScoreCheck.SOURCE,
+                                        upload_key=state.ScoreCheck.UPLOAD)  # fmt: skip
 
 submitted = False
 if table is not None:
@@ -79,7 +66,6 @@ if autorun and table is not None:
 
 if submitted:
     try:
-        path = str(SAMPLE.relative_to(ROOT)) if source == SAMPLE_LABEL else name
         settings = ScoreSettings(fpr=tuple(sorted(float(f) for f in fprs)), delta=float(delta))
         _, outcome = run_audit(SCORES, Inputs({"scores": table}, {"scores": path}), settings, seed=int(seed),
                                label="Evaluating the scores")  # fmt: skip

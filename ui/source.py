@@ -1,0 +1,53 @@
+"""Where a page's one table comes from: the bundled sample or the user's upload (one radio, one uploader)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import streamlit as st
+
+from audit_core.common.errors import InputError
+from ui.common import load_table, show_input_error, take_autorun
+
+__all__ = ["Source", "sample_or_upload"]
+
+
+class Source(NamedTuple):
+    """The chosen table, its file name, the path the reproduce command names, and whether to run it at once."""
+
+    table: Any
+    name: str | None
+    path: str | None
+    autorun: bool
+
+
+def sample_or_upload(
+    label: str, *, sample: Path, sample_label: str, upload_label: str, empty_help: str, autorun_key: str, key: str,
+    upload_key: str,
+) -> Source:
+    """The table chosen with the radio ``label`` (``key``); its fields are None while nothing is chosen.
+
+    ``path`` is the sample's path relative to the repository (as the CLI is given it) or the
+    upload's own file name.
+
+    The home page's "Run on the sample" (``autorun_key``) selects the sample (``autorun`` True:
+    the page runs it at once); an unreadable upload is one sentence on the page
+    (``show_input_error``), never an exception box.
+    """
+    autorun = take_autorun(autorun_key)
+    if autorun:
+        st.session_state[key] = sample_label
+    source = st.radio(label, [sample_label, upload_label], key=key, horizontal=True)
+    try:
+        if source == sample_label:
+            root = Path(__file__).resolve().parents[1]
+            return Source(load_table(sample, sample.name, upload=False), sample.name, str(sample.relative_to(root)), autorun)
+        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key=upload_key)
+        if upload is None:
+            st.info(empty_help)
+            return Source(None, None, None, autorun)
+        return Source(load_table(upload.getvalue(), upload.name, upload=True), upload.name, upload.name, autorun)
+    except InputError as exc:
+        show_input_error(exc)
+        return Source(None, None, None, autorun)
