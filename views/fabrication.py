@@ -50,6 +50,7 @@ SOURCES = {
 LAMBDAS = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 ATTACK_NAMES = {"mfa": "MFA (momentum + cosine steps)", "ipgd": "I-PGD", "icw": "I-CW"}
 FPR_KEYS = [f"{f:g}" for f in DEFAULT_FPRS]
+DEFAULT_EPS_255 = round(DEFAULT_EPSILON["digits"] * 255)  # the CLI's default for the bundled sets
 
 
 st.title("🎭 Fabricated members: attack, detection, robust MIA")
@@ -75,11 +76,11 @@ with st.form("fabrication.form"):
     arch = knob_input(left, FabricationSettings, "architecture")
     trusted = knob_input(left, FabricationSettings, "trust_torchscript", key=state.Fabrication.TRUST)
     eps_255 = right.slider(
-        "Epsilon (L-inf radius, in /255)", 1, 96, value=32,
+        "Epsilon (L-inf radius, in /255)", 1, 96, value=DEFAULT_EPS_255,
         help="How far each pixel may move. 8x8 digits need about 32/255 before fabricated confidence passes the "
         "members'; 28x28 images give the attacker more room per epsilon.",
     )
-    steps = knob_input(right, FabricationSettings, "steps", value=40, step=5)
+    steps = knob_input(right, FabricationSettings, "steps", step=5)
     attack = knob_input(right, FabricationSettings, "attack", format_func=ATTACK_NAMES.get)
     seed = seed_input(right)
     submitted = st.form_submit_button("▶ Train, attack and measure", type="primary")
@@ -88,7 +89,8 @@ lam = knob_input(st, FabricationSettings, "lam", options=LAMBDAS, slider=True, k
 mia = st.radio("MIA shown", MIAS, format_func=MIA_LABELS.get, horizontal=True, key=state.Fabrication.MIA)
 
 if autorun:
-    source_label, eps_255, steps, attack, seed = next(iter(SOURCES)), 32, 40, "mfa", 0
+    defaults = FabricationSettings.defaults()  # the CLI's defaults
+    source_label, eps_255, steps, attack, seed = next(iter(SOURCES)), DEFAULT_EPS_255, defaults["steps"], defaults["attack"], 0
     submitted = True
 
 if submitted:
@@ -115,7 +117,7 @@ if submitted:
         label = "Loading and training models" if upload else f"Training the target and reference models on {source}"
         setup = cached_run(label, key, lambda progress: prepare_setup(inputs, settings, seed=seed, progress=progress))
         run_key = fingerprint("fab-run", key, settings.as_dict(), seed)
-        cached_run(f"Fabricating members ({attack}, epsilon {eps_255}/255, T = {int(steps)})", run_key,
+        cached_run(f"Fabricating members and measuring (epsilon {eps_255}/255, T = {int(steps)})", run_key,
                    lambda progress: run_attack(setup, settings, seed=seed, progress=progress))  # fmt: skip
         # The session keeps the key, not the result: the bounded store holds it (ui.common.ResultStore).
         st.session_state[state.Fabrication.RESULT] = {"key": run_key, "inputs": list(setup.inputs), "settings": settings,
@@ -126,8 +128,10 @@ if submitted:
 saved = st.session_state.get(state.Fabrication.RESULT)
 if saved is None:
     st.info(
-        "Press **Train, attack and measure**. The default (8x8 digits, epsilon 32/255, T = 40) trains a small CNN and 4 "
-        f"reference models and finishes in about a minute on two CPU cores. Suggested epsilon: digits "
+        f"Press **Train, attack and measure**. The default (8x8 digits, epsilon {DEFAULT_EPS_255}/255, T = "
+        f"{FabricationSettings.defaults()['steps']}) trains a small CNN and 4 reference models and finishes in about "
+        "half a minute on two CPU cores; the trained models are kept, so another epsilon, T or attack re-runs only "
+        "the attacks. Suggested epsilon: digits "
         f"{eps255(DEFAULT_EPSILON['digits'])}, MNIST {eps255(DEFAULT_EPSILON['mnist'])}."
     )
     st.stop()

@@ -45,7 +45,7 @@ from audit_core.common.errors import InputError
 from audit_core.common.privacy_bound import epsilon_bound_json
 from audit_core.common.report import InputSummary, describe_input
 from audit_core.common.roc import DEFAULT_FPRS, AttackMetrics, RocCurve, TprAtFpr, evaluate_attack, roc_curve
-from audit_core.common.runtime import ProgressFn, as_progress, pick_device, sub_progress
+from audit_core.common.runtime import ProgressFn, as_progress, null_progress, pick_device, sub_progress
 from audit_core.fabrication.image_models import (
     ImageData,
     TrainConfig,
@@ -62,6 +62,7 @@ from audit_core.fabrication.image_models import (
     train_models,
     with_model_classes,
 )
+from audit_core.fabrication.progress import plan, split
 
 ATTACKS = ("mfa", "ipgd", "icw", "adaptive")
 MIAS = ("loss", "lira", "rmia")
@@ -71,6 +72,17 @@ MFA_MOMENTUM = 0.9
 MFA_STEP_SCALE = 4.0  # eta_max = min(eps, 4 eps / T): the cosine schedule starts large, ends ~0
 PGD_STEP_SCALE = 1.0  # I-PGD / I-CW step = eps / T (the I-FGSM of Kurakin et al.)
 RMIA_OFFLINE_A = 0.3  # RMIA's offline scaling of Pr(x) from OUT reference models
+ATTACK_LABELS = {"mfa": "MFA", "ipgd": "I-PGD", "icw": "I-CW", "adaptive": "adaptive MFA"}
+ATTACK_COST = {"mfa": 1.0, "ipgd": 1.0, "icw": 1.0, "adaptive": 3.0}
+"""Time of one attack step on one image, relative to MFA's (the adaptive attacker differentiates twice); for progress."""
+FORWARD_COST = 1 / 3
+"""Time of scoring one image with one model, relative to one attack step (a forward pass, no backward); for progress."""
+
+
+def eps255(eps: float) -> str:
+    """``0.0314 -> "8/255"`` (rounded to one decimal of /255)."""
+    v = eps * 255
+    return f"{v:.0f}/255" if abs(v - round(v)) < 0.05 else f"{v:.1f}/255"
 
 
 def parse_epsilon(text: str | float) -> float:
@@ -239,7 +251,7 @@ def fabricate(
                 else:
                     x = x + alpha * grad.sign()
                 x = torch.minimum(torch.maximum(x, lo), hi)
-            progress((b + (t + 1) / steps) / n_batches, f"{attack}: step {t + 1}/{steps}")
+            progress((b + (t + 1) / steps) / n_batches, f"step {t + 1}/{steps}")
         out[sl] = x.detach().cpu()
     return out.numpy()
 
@@ -396,24 +408,29 @@ def prepare_audit(
     trained_here = model is None
     arch = "small_cnn" if trained_here else architecture_of(model, in_channels=data.shape[0], n_classes=data.n_classes)
     n_reference_models = n_reference_models if arch is not None else 0
-    n_steps = (1 if trained_here else 0) + (1 if n_reference_models else 0)
-    part = 0
+    steps = []
+    if trained_here:
+        steps.append((f"training the audited model ({arch}, {data.members.size} members, {train.epochs} epochs)",
+                      _training_weight(data.members.size, 1, train)))  # fmt: skip
+    if n_reference_models:
+        size = _reference_subset_size(data)
+        steps.append((f"training {n_reference_models} reference models ({arch}, as one batch, {train.epochs} epochs)",
+                      _training_weight(size, n_reference_models, train)))  # fmt: skip
+    parts = iter(plan(progress, steps, what="training"))
     if model is None:
         subset = np.zeros((1, data.labels.size), dtype=bool)
         subset[0, data.members] = True
         (model,) = train_models(
             data.images, data.labels, subset, n_classes=data.n_classes, config=train, arch=arch, seed=seed,
-            device=device, progress=sub_progress(progress, 0, 1 / n_steps),
+            device=device, progress=next(parts),
         )
-        part = 1
     else:
         model = model.to(device).eval()
         check_model_input(model, data.shape, data.n_classes, device=device)
     refs = None
     if n_reference_models:
         refs = train_reference_models(
-            data, n_models=n_reference_models, train=train, arch=arch, seed=seed, device=device,
-            progress=sub_progress(progress, part / n_steps, 1),
+            data, n_models=n_reference_models, train=train, arch=arch, seed=seed, device=device, progress=next(parts),
         )
     if refs is not None:
         g_ref, src = refs.g_ref, f"median input-gradient norm of the {arch} reference models on their own training images"
@@ -425,6 +442,23 @@ def prepare_audit(
     progress(1.0, "models ready")
     return FabricationSetup(data=data, model=model, refs=refs, g_ref=max(g_ref, 1e-30), g_ref_source=src,
                             trained_here=trained_here, reference_architecture=arch if refs is not None else None)
+
+
+def _population_size(pool: int) -> int:
+    """Reference-pool images kept out of every reference model: RMIA's population sample."""
+    return max(10, pool // 5)
+
+
+def _reference_subset_size(data: ImageData) -> int:
+    """Images each reference model trains on: the member count, at most half of the rest of the pool."""
+    pool = data.reference.size
+    return min(data.members.size, (pool - _population_size(pool)) // 2)
+
+
+def _training_weight(n_images: int, n_models: int, train: TrainConfig) -> float:
+    """Expected share of the training time (for progress): optimiser steps, and models trained as one batch
+    cost about half a model each beyond the first (measured on the 2-core VM: 1 model 2.2 s, 4 models 3.3-6 s)."""
+    return train.epochs * math.ceil(max(1, n_images) / train.batch_size) * (1 + (n_models - 1) / 2)
 
 
 def train_reference_models(
@@ -447,9 +481,9 @@ def train_reference_models(
         raise InputError("The reference pool has fewer than 30 images; add non-members or use 0 reference models.")
     rng = np.random.default_rng(seed + 7)
     pool = rng.permutation(pool)
-    n_pop = max(10, pool.size // 5)
+    n_pop = _population_size(pool.size)
     population, train_pool = pool[:n_pop], pool[n_pop:]
-    size = min(data.members.size, train_pool.size // 2)
+    size = _reference_subset_size(data)
     subsets = np.zeros((n_models, data.labels.size), dtype=bool)
     for k in range(n_models):
         subsets[k, rng.choice(train_pool, size=size, replace=False)] = True
@@ -820,24 +854,42 @@ def run_fabrication(
     x_mem, y_mem = data.images[mem], data.labels[mem]
     x_non, y_non = data.images[non], data.labels[non]
     n_cmp = min(n_compare, non.size)
-    units = [non.size * steps, non.size * steps * len(epsilons),
-             n_cmp * sum(budgets) * len(compare_attacks) * len(epsilons), 3 * n_cmp * steps * len(adaptive_betas)]
-    part = _progress_parts(progress, units)
-    x_fab = fabricate(model, x_non, y_non, epsilon=epsilon, steps=steps, attack=attack, progress=part(units[0]))
+    epsilons = [float(e) for e in epsilons]
+    label = ATTACK_LABELS[attack]
+    regime_runs = [e for e in epsilons if e != epsilon]  # the headline radius is the headline run
+    budget_runs = [(a, t, e) for e in epsilons for t in budgets for a in compare_attacks if (a, t) != (attack, steps)]
+    adaptive_runs = [b for b in adaptive_betas if not (b == 0 and attack == "mfa")]  # beta 0 is the headline MFA
+    n_scored = mem.size + 2 * non.size + (setup.refs.population.size if setup.refs is not None else 0)
+    n_models = 1 + (len(setup.refs.models) if setup.refs is not None else 0)
+    planned = {
+        "headline": (f"fabricating members ({label} at {eps255(epsilon)}, T = {steps}, on {non.size} non-members)",
+                     non.size * steps),
+        "scores": ("scoring the MIAs and gradient norms", FORWARD_COST * n_scored * n_models),
+        "regime": (f"regime map ({label} at {len(epsilons)} radii)", non.size * steps * len(regime_runs)),
+        "budgets": (f"attack comparison ({', '.join(ATTACK_LABELS[a] for a in compare_attacks)}, "
+                    f"T = {', '.join(map(str, budgets))}, on {n_cmp} non-members)",
+                    n_cmp * sum(t * ATTACK_COST[a] for a, t, _ in budget_runs)),
+        "adaptive": (f"adaptive attacker (beta {', '.join(f'{b:g}' for b in adaptive_betas)}, on {n_cmp} non-members)",
+                     n_cmp * steps * ATTACK_COST["adaptive"] * len(adaptive_runs)),
+    }  # fmt: skip
+    run = {k: v for k, v in planned.items() if v[1] > 0}
+    part = dict(zip(run, plan(progress, list(run.values()), what="the attacks"), strict=True))
+    part_of = lambda key: part.get(key, null_progress)  # noqa: E731
+    x_fab = fabricate(model, x_non, y_non, epsilon=epsilon, steps=steps, attack=attack, progress=part_of("headline"))
+    part_of("scores")(0.0, "")
     scores, norms, conf = _score_groups(setup, (x_mem, y_mem), (x_non, y_non), x_fab)
     common = {"lam": lam, "mem_conf": conf.members, "mem_norm": norms.members}
-    epsilons = [float(e) for e in epsilons]
     regime, regime_x = _regime_map(setup, x_non, y_non, x_fab, epsilon=epsilon, epsilons=epsilons, steps=steps,
-                                   attack=attack, progress=part(units[1]), non_conf=conf.non_members,
+                                   attack=attack, progress=part_of("regime"), non_conf=conf.non_members,
                                    non_norm=norms.non_members, **common)
     rng = np.random.default_rng(seed)
     sub = np.sort(rng.choice(non.size, size=n_cmp, replace=False))
     sub_common = {**common, "non_conf": conf.non_members[sub], "non_norm": norms.non_members[sub]}
     cmp_points = _budget_points(setup, x_non, y_non, sub, regime_x, epsilons=epsilons, budgets=budgets,
-                                compare_attacks=compare_attacks, attack=attack, steps=steps, progress=part(units[2]),
-                                **sub_common)
+                                compare_attacks=compare_attacks, attack=attack, steps=steps,
+                                progress=part_of("budgets"), **sub_common)
     adaptive = _adaptive_points(setup, x_non, y_non, sub, x_fab, betas=adaptive_betas, epsilon=epsilon, steps=steps,
-                                attack=attack, progress=part(units[3]), **sub_common)
+                                attack=attack, progress=part_of("adaptive"), **sub_common)
     acc = {k: float((predict_logits(model, x).argmax(1).cpu().numpy() == y).mean())
            for k, (x, y) in {"members": (x_mem, y_mem), "non_members": (x_non, y_non)}.items()}
     g = min(8, non.size)
@@ -860,19 +912,6 @@ def _check_run_settings(epsilon: float, steps: int, epsilons: Sequence[float], l
         check_epsilon(e)
     if lam <= 0 or not math.isfinite(lam):
         raise InputError(f"Lambda must be a positive number; got {lam:g}.")
-
-
-def _progress_parts(progress: ProgressFn, units: Sequence[float]):
-    """``part(n_units)``: the progress callback of the next part of a run, sized by its share of ``units`` (image-steps)."""
-    total = float(sum(units)) or 1.0
-    done = [0.0]
-
-    def part(n_units: float):
-        start = done[0] / total
-        done[0] += n_units
-        return sub_progress(progress, start, done[0] / total)
-
-    return part
 
 
 def _score_groups(setup: FabricationSetup, members, non_members, x_fab) -> tuple[dict[str, Groups], Groups, Groups]:
@@ -905,11 +944,13 @@ def _regime_map(setup, x_non, y_non, x_fab, *, epsilon, epsilons, steps, attack,
 
     Returns the points and the fabricated images of each radius; ``point`` is passed to :func:`_eval_point`.
     """
+    runs = [e for e in epsilons if e != epsilon]
+    items = iter(split(progress, [(f"{ATTACK_LABELS[attack]} at {eps255(e)} ({k + 1} of {len(runs)})", 1.0)
+                                  for k, e in enumerate(runs)]))  # fmt: skip
     regime, regime_x = [], []
-    for i, e in enumerate(epsilons):
-        xe = x_fab if (e == epsilon) else fabricate(
-            setup.model, x_non, y_non, epsilon=e, steps=steps, attack=attack,
-            progress=sub_progress(progress, i / len(epsilons), (i + 1) / len(epsilons)))
+    for e in epsilons:
+        xe = x_fab if e == epsilon else fabricate(setup.model, x_non, y_non, epsilon=e, steps=steps, attack=attack,
+                                                  progress=next(items))  # fmt: skip
         regime_x.append(xe)
         regime.append(_eval_point(setup, xe, y_non, epsilon=e, attack=attack, steps=steps, **point))
     return regime, regime_x
@@ -922,14 +963,16 @@ def _budget_points(setup, x_non, y_non, sub, regime_x, *, epsilons, budgets, com
     The headline attack at its own budget reuses the regime map's images ``regime_x`` (one
     array per radius of ``epsilons``, over all non-members).
     """
-    points = []
     jobs = [(a, t, e) for e in epsilons for t in budgets for a in compare_attacks]
-    for j, (a, t, e) in enumerate(jobs):
-        if a == attack and t == steps:  # already run on every non-member: reuse the subset
+    runs = [(a, t, e) for a, t, e in jobs if (a, t) != (attack, steps)]
+    items = iter(split(progress, [(f"{ATTACK_LABELS[a]} at {eps255(e)}, T = {t} ({k + 1} of {len(runs)})",
+                                   t * ATTACK_COST[a]) for k, (a, t, e) in enumerate(runs)]))  # fmt: skip
+    points = []
+    for a, t, e in jobs:
+        if (a, t) == (attack, steps):  # already run on every non-member: reuse the subset
             xe = regime_x[epsilons.index(e)][sub]
         else:
-            xe = fabricate(setup.model, x_non[sub], y_non[sub], epsilon=e, steps=t, attack=a,
-                           progress=sub_progress(progress, j / len(jobs), (j + 1) / len(jobs)))
+            xe = fabricate(setup.model, x_non[sub], y_non[sub], epsilon=e, steps=t, attack=a, progress=next(items))
         points.append(_eval_point(setup, xe, y_non[sub], epsilon=e, attack=a, steps=t, **point))
     return points
 
@@ -937,13 +980,16 @@ def _budget_points(setup, x_non, y_non, sub, regime_x, *, epsilons, budgets, com
 def _adaptive_points(setup, x_non, y_non, sub, x_fab, *, betas, epsilon, steps, attack, progress,
                      **point) -> list[AdaptivePoint]:
     """The adaptive attacker (MFA that also keeps the gradient norm up) at each of ``betas``, on the non-members ``sub``."""
+    runs = [b for b in betas if not (b == 0 and attack == "mfa")]
+    items = iter(split(progress, [(f"adaptive MFA at {eps255(epsilon)}, beta {b:g} ({k + 1} of {len(runs)})", 1.0)
+                                  for k, b in enumerate(runs)]))  # fmt: skip
     adaptive = []
-    for j, beta in enumerate(betas):
+    for beta in betas:
         if beta == 0 and attack == "mfa":  # beta = 0 is plain MFA: reuse the headline run
             xe = x_fab[sub]
         else:
             xe = fabricate(setup.model, x_non[sub], y_non[sub], epsilon=epsilon, steps=steps, attack="adaptive",
-                           adaptive_beta=beta, progress=sub_progress(progress, j / len(betas), (j + 1) / len(betas)))
+                           adaptive_beta=beta, progress=next(items))  # fmt: skip
         pt = _eval_point(setup, xe, y_non[sub], epsilon=epsilon, attack="adaptive", steps=steps, **point)
         adaptive.append(AdaptivePoint(float(beta), pt.mia_auc_fabricated, pt.mfd_auc, pt.median_norm_fabricated))
     return adaptive

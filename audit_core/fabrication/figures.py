@@ -17,21 +17,10 @@ from audit_core.common.figures import (
     group_histogram,
     log_roc_figure,
 )
-from audit_core.fabrication.audit import FabricationResult, curve
+from audit_core.fabrication.audit import ATTACK_LABELS, FabricationResult, curve, eps255
 
 MIA_LABELS = {"loss": "LOSS / confidence", "lira": "offline LiRA", "rmia": "RMIA"}
-
-
-ATTACK_LABELS = {"mfa": "MFA", "ipgd": "I-PGD", "icw": "I-CW", "adaptive": "adaptive MFA"}
-
-
 ATTACK_LINE = {"mfa": FABRICATED, "ipgd": "#0072B2", "icw": "#E69F00"}
-
-
-def eps255(eps: float) -> str:
-    """``0.0314 -> "8/255"`` (rounded to one decimal of /255)."""
-    v = eps * 255
-    return f"{v:.0f}/255" if abs(v - round(v)) < 0.05 else f"{v:.1f}/255"
 
 
 def _to_image(x: np.ndarray) -> np.ndarray:

@@ -707,6 +707,7 @@ def train_models(
     from torch.func import functional_call, stack_module_state
 
     progress = as_progress(progress)
+    progress(0.0, "starting")
     device = device or pick_device()
     subsets = np.atleast_2d(np.asarray(subsets, dtype=bool))
     m = subsets.shape[0]
@@ -747,7 +748,7 @@ def train_models(
             opt.step()
             sched.step()
             step += 1
-        progress((epoch + 1) / config.epochs, f"training {m} model(s): epoch {epoch + 1}/{config.epochs}")
+        progress((epoch + 1) / config.epochs, f"epoch {epoch + 1}/{config.epochs}")
     out = []
     for k in range(m):
         model = make_model(arch, in_channels=in_ch, n_classes=n_classes).to(device)

@@ -1,0 +1,95 @@
+"""Progress of a fabrication run: the step running, by name, and the time left.
+
+A run is a plan of named steps, each weighted by its expected share of the work
+(image-steps for the attacks), and a step of items (one attack each) is split the same way.
+Every message names the step, its place in the plan and the item running and, once a
+second of work has been measured, the time left, extrapolated from the pace so far:
+``"step 3 of 5, regime map (MFA at 5 radii): MFA at 16/255 (2 of 4), step 20/40 · about 12 s left in the
+attacks"``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from audit_core.common.runtime import ProgressFn, as_progress
+
+MIN_MEASURED_S = 1.0
+"""Seconds of work measured before a time left is given (earlier ones are noise)."""
+MIN_MEASURED_FRACTION = 0.01
+
+
+def time_left_text(seconds: float) -> str:
+    """``"about 12 s"``, ``"about 2 min"``: rounded as far as such an estimate is worth.
+
+    >>> time_left_text(3.4), time_left_text(47), time_left_text(131)
+    ('about 3 s', 'about 45 s', 'about 2 min')
+    """
+    if seconds < 10:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 90:
+        return f"about {5 * round(seconds / 5)} s"
+    return f"about {round(seconds / 60)} min"
+
+
+def with_time_left(
+    progress: ProgressFn | None, *, what: str, clock: Callable[[], float] = time.monotonic
+) -> ProgressFn:
+    """``progress`` with the time left appended to each message, extrapolated from the pace since this call.
+
+    ``what`` names the whole the fractions measure (``"... left in the attacks"``). Until
+    :data:`MIN_MEASURED_S` seconds and :data:`MIN_MEASURED_FRACTION` of the work are done
+    the message says the time left is being estimated.
+    """
+    outer = as_progress(progress)
+    t0 = clock()
+
+    def report(fraction: float, message: str) -> None:
+        done = min(max(float(fraction), 0.0), 1.0)
+        elapsed = clock() - t0
+        if done >= 1.0:
+            left = "finished"
+        elif elapsed >= MIN_MEASURED_S and done >= MIN_MEASURED_FRACTION:
+            left = f"{time_left_text(elapsed * (1.0 - done) / done)} left in {what}"
+        else:
+            left = f"estimating the time left in {what}"
+        outer(done, f"{message} · {left}" if message else left)
+
+    return report
+
+
+def split(progress: ProgressFn | None, parts: Sequence[tuple[str, float]], *, numbered: bool = False) -> list[ProgressFn]:
+    """One callback per part of ``parts`` (``(label, weight)``), in order, each mapping its own fraction onto
+    its share of ``progress`` (weights normalised; weight 0 takes no room) and prefixing its messages with
+    its label (``numbered``: ``"step 2 of 5, label: ..."``, otherwise ``"label, ..."``)."""
+    outer = as_progress(progress)
+    weights = [max(0.0, float(w)) for _, w in parts]
+    total = sum(weights) or 1.0
+    n = len(parts)
+
+    def part(i: int) -> ProgressFn:
+        start, share = sum(weights[:i]) / total, weights[i] / total
+        label = f"step {i + 1} of {n}, {parts[i][0]}" if numbered else parts[i][0]
+        sep = ": " if numbered else ", "
+
+        def report(fraction: float, message: str) -> None:
+            outer(start + share * min(max(float(fraction), 0.0), 1.0), f"{label}{sep}{message}" if message else label)
+
+        return report
+
+    return [part(i) for i in range(n)]
+
+
+def plan(
+    progress: ProgressFn | None,
+    steps: Sequence[tuple[str, float]],
+    *,
+    what: str,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[ProgressFn]:
+    """The numbered steps of a run (``(name, weight)``), each message ending with the time left in ``what``.
+
+    The clock starts when the plan is made.
+    """
+    return split(with_time_left(progress, what=what, clock=clock), steps, numbered=True)

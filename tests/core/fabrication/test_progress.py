@@ -1,0 +1,92 @@
+"""Progress of a fabrication run: every message names the step and the attack actually running, and the time left."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from audit_core.fabrication import audit
+from audit_core.fabrication.image_models import TrainConfig, load_bundled
+from audit_core.fabrication.progress import plan, split, time_left_text, with_time_left
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_plan_names_the_step_and_extrapolates_the_time_left():
+    clock, seen = Clock(), []
+    first, second = plan(lambda f, m: seen.append((f, m)), [("training", 1.0), ("attacking", 3.0)], what="the run",
+                         clock=clock)  # fmt: skip
+    first(0.5, "epoch 1/2")  # no time has passed: no estimate yet
+    clock.now += 2.0
+    first(1.0, "epoch 2/2")  # a quarter of the work in 2 s: 6 s left
+    clock.now += 2.0
+    second(1 / 3, "item 1")  # half of the work in 4 s: 4 s left
+    second(1.0, "item 3")
+    assert [f for f, _ in seen] == pytest.approx([0.125, 0.25, 0.5, 1.0])
+    assert seen[0][1] == "step 1 of 2, training: epoch 1/2 · estimating the time left in the run"
+    assert seen[1][1] == "step 1 of 2, training: epoch 2/2 · about 6 s left in the run"
+    assert seen[2][1] == "step 2 of 2, attacking: item 1 · about 4 s left in the run"
+    assert seen[3][1].endswith("· finished")
+
+
+def test_split_weights_and_labels_the_items():
+    seen = []
+    a, b = split(lambda f, m: seen.append((f, m)), [("MFA at 8/255", 1.0), ("I-CW at 8/255", 4.0)])
+    a(1.0, "step 5/5")
+    b(0.5, "step 1/2")
+    assert seen == [(pytest.approx(0.2), "MFA at 8/255, step 5/5"), (pytest.approx(0.6), "I-CW at 8/255, step 1/2")]
+
+
+def test_time_left_is_rounded_to_what_an_estimate_is_worth():
+    assert [time_left_text(s) for s in (0.2, 7.4, 12, 88, 95, 600)] == [
+        "about 1 s", "about 7 s", "about 10 s", "about 90 s", "about 2 min", "about 10 min"]  # fmt: skip
+    seen = []
+    report = with_time_left(lambda f, m: seen.append(m), what="training", clock=Clock())
+    report(0.5, "")
+    assert seen == ["estimating the time left in training"]
+
+
+def test_every_message_names_the_attack_running(monkeypatch):
+    """The label follows the attack: while I-PGD runs it says I-PGD (it said "mfa" before), with the radius and T,
+    and torch runs on one thread meanwhile, restored after."""
+    data = load_bundled("digits", seed=0, n_members=40, n_non_members=40)
+    setup = audit.prepare_audit(data, train=TrainConfig(epochs=2), n_reference_models=0, seed=0,
+                                device=torch.device("cpu"))  # fmt: skip
+    messages: list[str] = []
+    calls = []
+    real = audit.fabricate
+
+    def spy(model, images, labels, *, progress=None, **kw):
+        start = len(messages)
+        out = real(model, images, labels, progress=progress, **kw)
+        calls.append((kw, len(images), messages[start:], torch.get_num_threads()))
+        return out
+
+    monkeypatch.setattr(audit, "fabricate", spy)
+    threads = torch.get_num_threads()
+    audit.run_fabrication(setup, epsilon=32 / 255, steps=3, epsilons=(8 / 255, 32 / 255), budgets=(2, 3),
+                          compare_attacks=("mfa", "ipgd", "icw"), adaptive_betas=(0.0, 0.1), n_compare=20, seed=0,
+                          progress=lambda f, m: messages.append(m))  # fmt: skip
+    assert torch.get_num_threads() == threads
+    names = {"mfa": "MFA", "ipgd": "I-PGD", "icw": "I-CW", "adaptive": "adaptive MFA"}
+    attacks = {kw.get("attack", "mfa") for kw, *_ in calls}
+    assert attacks == set(names)
+    for kw, n_images, during, n_threads in calls:
+        assert n_threads == 1
+        assert during, kw
+        item = f"{names[kw.get('attack', 'mfa')]} at {audit.eps255(kw['epsilon'])}"
+        if n_images == 20 and kw.get("attack") != "adaptive":  # the attack comparison names T too
+            item += f", T = {kw['steps']} ("
+        for m in during:
+            assert re.match(r"step [1-5] of 5, ", m), m
+            assert item in m or (kw["epsilon"] == 32 / 255 and m.startswith("step 1 of 5, fabricating members (MFA")), m
+            assert f"step {kw['steps']}/{kw['steps']}" in during[-1]
+            assert " left in the attacks" in m or "estimating the time left" in m or m.endswith("finished"), m
