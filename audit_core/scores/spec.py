@@ -28,6 +28,12 @@ def _run(inputs, settings: ScoreSettings, *, seed, progress=None, client=None):
     return score_check(inputs["scores"], fprs=settings.fpr, delta=settings.delta, seed=seed, name=name)
 
 
+def _decision(result):
+    from audit_core.scores.verdict import decision
+
+    return decision(result)
+
+
 def _verdict(check) -> str:
     from audit_core.scores.verdict import verdict
 
@@ -65,6 +71,7 @@ SCORES = Audit(
     settings=ScoreSettings,
     run=_run,
     verdict=_verdict,
+    decision=_decision,
     report=_report,
     summary=_summary,
     records=lambda outcome: outcome.value.records,

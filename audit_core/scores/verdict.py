@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from audit_core.common.decision import Decision, Finding, attack_finding, decide
 from audit_core.common.privacy_bound import ASSUMPTION
 from audit_core.common.report import InputSummary, Report
 from audit_core.scores.audit import ScoreCheck
@@ -20,7 +21,9 @@ def verdict(check: ScoreCheck) -> str:
     parts = []
     for a in check.attacks.values():
         supported = [t for t in a.tpr_at_fpr.values() if t.supported]
-        if supported:
+        if a.reversed:  # said, never flipped silently: a TPR of reversed scores would read as "no risk"
+            parts.append(a.reversed_sentence())
+        elif supported:
             t = min(supported, key=lambda t: t.target_fpr)
             parts.append(
                 f"Attack '{a.name}' (AUC {a.auc:.3f}) flags {_pct(t.tpr)} of members at FPR {t.target_fpr:g} "
@@ -32,7 +35,9 @@ def verdict(check: ScoreCheck) -> str:
                 f"chosen FPRs to be measured."
             )
     parts.append((f"Strongest evidence, attack '{best.name}': " if len(check.attacks) > 1 else "") + best.epsilon.sentence())
-    return " ".join(parts)
+    if best.epsilon.epsilon <= 0 and any(a.reversed for a in check.attacks.values()):
+        parts.append("That reads the reversed scores as given: it says nothing about privacy until they are negated.")
+    return " ".join([*parts, *check.notes])
 
 
 LIMITS = [
@@ -66,3 +71,25 @@ def build_report(check: ScoreCheck, *, inputs: Sequence[InputSummary] = ()) -> R
         limits=LIMITS,
         seed=check.seed,
     )
+
+
+def decision(check: ScoreCheck) -> Decision:
+    """The release decision from the given scores: every attack's TPR at 1 % FPR (or the lowest FPR measured).
+
+    The shared rule of :func:`audit_core.common.decision.attack_finding`, for each attack; a
+    demonstrated privacy loss (epsilon lower bound above 0) is at least elevated.
+    """
+    findings = []
+    step = "The scored model or table exposes its members: retrain with stronger privacy settings and check again."
+    for a in check.attacks.values():
+        if a.reversed:  # lower = member: the TPR of these scores as given says nothing, in either direction
+            findings.append(Finding("elevated", a.reversed_sentence(), "Negate the scores (higher must mean more "
+                                    "member-like) and run the check again: reversed scores that separate this well "
+                                    "expose members."))  # fmt: skip
+            continue
+        points = sorted(a.tpr_at_fpr.values(), key=lambda t: abs(t.target_fpr - 0.01))
+        findings.append(attack_finding(f"attack '{a.name}'", points[0], auc=a.auc, step=step))
+        if a.epsilon.epsilon > 0:
+            findings.append(Finding("elevated", f"Attack '{a.name}' demonstrates a privacy loss: {a.epsilon.sentence()}",
+                                    step))  # fmt: skip
+    return decide(findings, low="the scores separate members from non-members no better than chance.")
