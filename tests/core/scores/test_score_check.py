@@ -218,7 +218,7 @@ def test_lira_json_reports_the_bound():
     js = run_lira(table, target="credit", n_models=8, fpr=0.05, seed=0, n_bootstrap=0).to_json()
     e = js["epsilon_lower_bound"]
     assert set(e) >= {"epsilon", "delta", "confidence", "threshold"}
-    assert e["n_members_evaluated"] + e["n_non_members_evaluated"] == 500  # one target model, half of 1,000 records
+    assert e["n_members_evaluated"] + e["n_non_members_evaluated"] == 800  # one target model, 80 % of 1,000 records
     assert e["epsilon"] >= 0.0
 
 
@@ -279,3 +279,37 @@ def test_cli_reports_reversed_scores_in_the_json(tmp_path):
     r = _run("scores", "--scores", str(path), "--json", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["attacks"]["attack"]["reversed"] is True
+
+
+def test_the_verdict_says_reversed_scores_look_reversed_and_what_text_labels_meant():
+    from audit_core.scores.verdict import verdict
+
+    frame = _reversed_frame(1.53)
+    text = verdict(score_check(frame))
+    assert "its scores look reversed" in text
+    assert "negate them (score = -score)" in text
+    assert "says nothing about privacy until they are negated" in text
+    assert "reversed" not in verdict(score_check(frame.assign(score=-frame["score"])))
+    labelled = verdict(score_check(_frame(is_member=["no", "Yes"] * 20)))
+    assert "Column 'is_member' holds text: 'Yes' read as member (1) and 'no' as non-member (0)" in labelled
+    assert "holds text" not in verdict(score_check(_frame()))
+
+
+def test_cli_prints_the_reversed_reading(tmp_path):
+    path = tmp_path / "scores.csv"
+    _reversed_frame(None).to_csv(path, index=False)
+    r = _run("scores", "--scores", str(path), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "its scores look reversed" in r.stdout
+
+
+def test_reversed_scores_are_never_a_low_decision() -> None:
+    """Lower = member, perfectly separating: the decision says so instead of reading the scores as safe."""
+    from audit_core.scores.verdict import decision
+
+    rng = np.random.default_rng(5)
+    member = np.r_[np.ones(500, dtype=int), np.zeros(500, dtype=int)]
+    table = pd.DataFrame({"score": -member + 0.01 * rng.standard_normal(1000), "is_member": member})
+    d = decision(score_check(table, fprs=(0.01,), delta=1e-5, seed=0))
+    assert d.level == "elevated"
+    assert "reversed" in d.headline
