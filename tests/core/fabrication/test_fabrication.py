@@ -24,6 +24,7 @@ from audit_core.common.roc import tpr_at_fpr
 from audit_core.fabrication.audit import (
     DEFAULT_SIZES,
     fabricate,
+    fabricate_grid,
     parse_epsilon,
     prepare_audit,
     run_fabrication,
@@ -119,6 +120,20 @@ def test_attacks_stay_in_the_ball(setup):
         assert xf.min() >= 0
         assert xf.max() <= 1
         assert np.abs(xf - x).max() > 0
+
+
+def test_one_batch_over_radii_or_betas_gives_what_one_call_each_gives(setup):
+    """The run attacks every radius (and every adaptive beta) as one batch: each image is attacked on its own."""
+    x, y = setup.data.images[setup.data.non_members[:30]], setup.data.labels[setup.data.non_members[:30]]
+    radii, betas = [4 / 255, 32 / 255], [0.01, 0.1]
+    grid = fabricate_grid(setup.model, x, y, epsilons=radii, steps=5, attack="icw")
+    adaptive = fabricate_grid(setup.model, x, y, epsilons=[16 / 255], betas=betas, steps=5, attack="adaptive")
+    for got, e in zip(grid, radii, strict=True):
+        np.testing.assert_allclose(got, fabricate(setup.model, x, y, epsilon=e, steps=5, attack="icw"), atol=1e-6)
+    for got, b in zip(adaptive, betas, strict=True):
+        want = fabricate(setup.model, x, y, epsilon=16 / 255, steps=5, attack="adaptive", adaptive_beta=b)
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    assert np.abs(grid[0] - x).max() <= 4 / 255 + 1e-6 < np.abs(grid[1] - x).max()
 
 
 def test_json_keys_and_report(result):
