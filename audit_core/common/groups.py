@@ -129,7 +129,7 @@ def risk_by_group(
     chosen = column is None
     name = pick_column(columns, scores, member) if column is None else column
     labels = group_labels(columns[name].reset_index(drop=True))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for g in labels.unique():
         mask = (labels == g).to_numpy()
         n_pos, n_neg = int((mask & member).sum()), int((mask & ~member).sum())

@@ -484,11 +484,12 @@ class _Distances:
     query: gower.EncodedTable | None = None
     synthetic: gower.EncodedTable | None = None
 
-    def attack_and_auxiliary(self) -> tuple[gower.EncodedTable, gower.EncodedTable]:
-        """The encoded attack records and auxiliary records (the query holds the attack set first)."""
-        assert self.query is not None
+    def attack_and_auxiliary(self) -> tuple[gower.EncodedTable, gower.EncodedTable, gower.EncodedTable]:
+        """The encoded attack records, auxiliary records (the query holds the attack set first) and synthetic rows."""
+        if self.query is None or self.synthetic is None:  # pragma: no cover - _attack_distances always sets both
+            raise ValueError("the distances were computed without their encoded tables")
         n = self.attack.size
-        return self.query.rows(np.arange(n)), self.query.rows(np.arange(n, self.query.n_rows))
+        return self.query.rows(np.arange(n)), self.query.rows(np.arange(n, self.query.n_rows)), self.synthetic
 
 
 def _check_audit_settings(
@@ -755,8 +756,8 @@ def audit_synthetic(
     dist = _attack_distances(aligned, attack, density_ratio=density_ratio, progress=progress, client=client)
 
     report(0.86, "record-linkage scan of near-copies")
-    attack_enc, aux_enc = dist.attack_and_auxiliary()
-    linkage = linkage_test(attack_enc, attack.is_member, aux_enc, dist.synthetic, seed=seed)
+    attack_enc, aux_enc, syn_enc = dist.attack_and_auxiliary()
+    linkage = linkage_test(attack_enc, attack.is_member, aux_enc, syn_enc, seed=seed)
     report(0.9, "fitting the densities")
     folds = _stratified_folds(attack.is_member, int(n_folds), rng)
     pseudo = _pseudo_labels(dist.auxiliary, float(aux_quantile), rng)

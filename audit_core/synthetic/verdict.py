@@ -162,7 +162,7 @@ def _attack_findings(audit: SyntheticAudit) -> list[Finding]:
     aucs = {ATTACK_LABELS[k]: audit.attacks[k].auc for k in _verdict_attacks(audit)}
     aucs |= {f"Method 1 ({t.rule})": (1 + t.metrics.tpr - t.metrics.fpr) / 2
              for t in (audit.distance_threshold, audit.distance_threshold_realistic)}  # fmt: skip
-    top = max(aucs, key=aucs.get)
+    top = max(aucs, key=lambda k: aucs[k])
     strongest = attack_finding(f"the strongest attack ({ATTACK_LABELS[name]})", audit.attacks[name].tpr_at_fpr[_LOW_FPR],
                                step=NEXT_STEPS["attack"], members="training records")  # fmt: skip
     out = [strongest]
