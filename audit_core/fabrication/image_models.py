@@ -45,8 +45,10 @@ of the machine's core count."""
 
 
 @contextlib.contextmanager
-def cpu_threads(n: int = CPU_THREADS):
-    """Run torch on ``n`` intra-op threads inside the block (also usable as a decorator), then restore."""
+def cpu_threads(n: int | None = None):
+    """Run torch on ``n`` (default :data:`CPU_THREADS`) intra-op threads inside the block (also usable as a
+    decorator), then restore."""
+    n = CPU_THREADS if n is None else n
     before = torch.get_num_threads()
     if before != n:
         torch.set_num_threads(n)
