@@ -28,7 +28,8 @@ class FabricationSettings(Settings):
                                    "hold only numbers and never run code; TorchScript is loaded only with this.")  # fmt: skip
     epsilon: str | None = knob(None, "Epsilon (L-inf radius)", "e.g. 8/255 (default: the data set's, 32/255 for the "
                                "bundled ones, where the effects show); checked before any file is read")  # fmt: skip
-    steps: int = knob(40, "Attack steps T", "Steps of every attack (the page and the CLI share this default).",
+    steps: int = knob(40, "Attack steps T", "Iterations of the headline attack, the regime map and the adaptive "
+                      "attacker (the attack comparison also runs T = 5 and 40).",
                       bound=ATTACK_STEPS)  # fmt: skip
     lam: float = knob(1.0, "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)",
                       "METHODS.md §3. Moving it re-scores; it never re-runs the attack.", bound=LAMBDA, flag="--lambda",
