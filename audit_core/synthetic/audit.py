@@ -81,7 +81,12 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "p_member_true",
     "p_member_realistic",
     "nearest_synthetic_row",
+    "p_member_true_supported",
+    "p_member_realistic_supported",
 )
+
+#: What a record whose P(member | d) does not rest on data says (records ``..._supported`` False).
+TOO_LITTLE_DATA = "too little data to tell"
 
 #: Plain names of the attacks, for figures and tables.
 ATTACK_LABELS: dict[str, str] = {
@@ -163,8 +168,10 @@ class SyntheticAudit:
         One row per attack record with :data:`RECORD_COLUMNS`: ``source``
         ("train" or "holdout"), ``row`` (0-based row of that input table),
         ``is_member``, ``distance`` (Gower distance to the nearest synthetic
-        record), ``p_member_true`` (cross-fitted), ``p_member_realistic`` and
-        ``nearest_synthetic_row``.
+        record), ``p_member_true`` (cross-fitted), ``p_member_realistic``,
+        ``nearest_synthetic_row`` and ``p_member_true_supported`` /
+        ``p_member_realistic_supported`` (False: neither class has data near that
+        distance, the probability reads near the prior; "too little data to tell").
     attacks : dict of str to AttackMetrics
         ``"true_distribution"`` and ``"realistic"``, scored by ``P(member | d)``;
         ``"domias"`` (when ``density_ratio``), scored by
@@ -383,6 +390,7 @@ def _score(
 ) -> dict[str, Any]:
     """Everything that depends on the bandwidth and the prior, from fixed distances."""
     p_true = np.empty(distance.size)
+    supported_true = np.zeros(distance.size, dtype=bool)
     for f in range(int(settings["n_folds"])):
         test = folds == f
         if not test.any():
@@ -390,6 +398,7 @@ def _score(
         fit_on = ~test
         post = _fit(distance[fit_on & is_member], distance[fit_on & ~is_member], settings)
         p_true[test] = post.p_member(distance[test])
+        supported_true[test] = post.supported(distance[test])  # fitted without the record itself
     posterior_true = _fit(distance[is_member], distance[~is_member], settings)
     # The pseudo-non-members are by definition the auxiliary records farthest from S: when
     # all of them have d > 0, an exact copy cannot be one of them (structural zero, not
@@ -399,12 +408,15 @@ def _score(
     far = aux_d[~pseudo]
     posterior_real = _fit(aux_d[pseudo], far, settings, non_member_zero_pseudo_count=1.0 if np.any(far <= ZERO_TOL) else 0.0)
     p_real = posterior_real.p_member(distance)
+    supported_real = posterior_real.supported(distance)
 
     tau_true = float(np.median(distance[~is_member]))
     tau_real = float(np.median(aux_d))
     return {
         "p_true": p_true,
         "p_real": p_real,
+        "supported_true": supported_true,
+        "supported_real": supported_real,
         "posterior_true": posterior_true,
         "posterior_real": posterior_real,
         "attacks": {
@@ -674,6 +686,8 @@ def _attack_records(
             "p_member_true": scored["p_true"],
             "p_member_realistic": scored["p_real"],
             "nearest_synthetic_row": dist.nearest,
+            "p_member_true_supported": scored["supported_true"],
+            "p_member_realistic_supported": scored["supported_real"],
         }
     )
     attacks = dict(scored["attacks"])
@@ -859,6 +873,8 @@ def rescore(
     records = audit.records.copy()
     records["p_member_true"] = scored["p_true"]
     records["p_member_realistic"] = scored["p_real"]
+    records["p_member_true_supported"] = scored["supported_true"]
+    records["p_member_realistic_supported"] = scored["supported_real"]
     return replace(
         audit,
         records=records,
@@ -928,8 +944,10 @@ def exposed_records(
     -------
     pandas.DataFrame
         Columns ``rank``, ``source``, ``row``, ``is_member``, ``p_member_true``,
-        ``p_member_realistic``, ``distance``, ``nearest_synthetic_row``,
-        ``matching_columns`` ("12 of 14") and ``differs_in`` ("age 0.021, hours_per_week 0.014").
+        ``p_member_realistic``, ``distance``, ``nearest_synthetic_row``, the two ``..._supported`` flags,
+        ``matching_columns`` ("12 of 14"), ``differs_in`` ("age 0.021, hours_per_week 0.014") and
+        ``note`` ("too little data to tell" where the ranked probability does not rest on data:
+        neither class has records near that distance, so it reads near the prior).
     """
     if by not in ("p_member_true", "p_member_realistic"):
         raise InputError(f"Rank exposed records by p_member_true or p_member_realistic, not {by!r}.")
@@ -942,6 +960,7 @@ def exposed_records(
     if out.empty:
         out["matching_columns"] = pd.Series(dtype=object)
         out["differs_in"] = pd.Series(dtype=object)
+        out["note"] = pd.Series(dtype=object)
         return out
     contrib = _contributions(audit, top).reset_index(drop=True)
     n_cols = contrib.shape[1]
@@ -951,6 +970,7 @@ def exposed_records(
         nz = row[row > 0].sort_values(ascending=False)
         differs.append(", ".join(f"{col} {val:.3f}" for col, val in nz.items()) or "nothing (exact copy)")
     out["differs_in"] = differs
+    out["note"] = np.where(out[f"{by}_supported"].to_numpy(dtype=bool), "", TOO_LITTLE_DATA)
     return out
 
 

@@ -53,6 +53,9 @@ FLOOR_RECORDS = 10.0
 ZERO_TOL = 1e-9
 #: ``c`` of the log-like KDE axis (:func:`kde_axis`): below it the axis is nearly linear.
 LOG_AXIS_SCALE = 1e-4
+#: Fewest records' worth of either class near a distance for ``P(member | d)`` to count as resting on data
+#: (:meth:`MembershipPosterior.supported`); below it the record reads "too little data to tell".
+MIN_SUPPORT_RECORDS = 1.0
 _TRUNCATE = 8.0  # kernel truncated at 8 bandwidths: dropped mass < 1e-15
 _LOG_2PI_HALF = 0.5 * np.log(2.0 * np.pi)
 
@@ -400,6 +403,22 @@ class DistanceDensity:
             log_zero = np.log(self.p_zero) - np.log1p(self.floor)
         return np.where(x <= ZERO_TOL, log_zero, out)
 
+    def records_near(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
+        """How many of this class's records the estimate rests on at each distance, in records' worth.
+
+        At ``d > 0``: the kernel density on the KDE axis times ``sqrt(2 pi) h`` times the
+        number of positive distances (a record at ``d`` itself counts 1, one a bandwidth
+        away 0.61); at ``d = 0``: the number of exact copies. The uniform floor is not data
+        and does not count.
+        """
+        x = np.clip(np.asarray(d, dtype=np.float64), 0.0, 1.0)
+        if self.kde is None:
+            near = np.zeros_like(x)
+        else:
+            u = np.clip(kde_axis(x, self.axis_scale)[0], 0.0, 1.0)
+            near = self.kde.evaluate(u) * np.sqrt(2.0 * np.pi) * self.kde.bandwidth * self.kde.n
+        return np.where(x <= ZERO_TOL, float(self.n_zero), near)
+
     def curve(self, grid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The kernel estimate of the density of d given d > 0, in ``d`` units, on a grid (for plots).
 
@@ -520,6 +539,20 @@ class MembershipPosterior:
             odds = lm - ln
         prior_odds = np.log(self.prior) - np.log1p(-self.prior)
         return np.where(both, prior_odds, odds)
+
+    def supported(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Whether ``P(member | d)`` rests on data: at least :data:`MIN_SUPPORT_RECORDS` records' worth of either class near d.
+
+        Where neither class has data, the two floors cancel and ``P(member | d)`` is the
+        prior (or near it): a record there reads 0.5 as if calibrated, but there is too
+        little data to tell. An exact copy (``d = 0``) is supported when either class holds
+        one, or when the non-member class cannot (its point mass is 0 by construction, as
+        for the realistic attack's pseudo-non-members).
+        """
+        x = np.asarray(d, dtype=np.float64)
+        near = np.maximum(self.members.records_near(x), self.non_members.records_near(x))
+        structural = (x <= ZERO_TOL) & (self.non_members.p_zero == 0.0)
+        return (near >= MIN_SUPPORT_RECORDS) | structural
 
     def p_member(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
         """``P(member | d)`` for each distance: a number in [0, 1], never NaN."""

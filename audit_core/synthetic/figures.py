@@ -160,7 +160,7 @@ def exposed_table_for_display(table: pd.DataFrame) -> pd.DataFrame:
     """Round the probability and distance columns of an exposed-records table for display."""
     out = table.copy()
     for col in out.columns:
-        if col.startswith("p_member") or col == "distance":
+        if (col.startswith("p_member") and out[col].dtype.kind == "f") or col == "distance":
             out[col] = out[col].round(4)
     return out
 
