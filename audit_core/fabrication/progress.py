@@ -3,7 +3,8 @@
 A run is a plan of named steps, each weighted by its expected share of the work
 (image-steps for the attacks), and a step of items (one attack each) is split the same way.
 Every message names the step, its place in the plan and the item running and, once a
-second of work has been measured, the time left, extrapolated from the pace so far:
+second of work has been measured, the time left, extrapolated from the pace since the first
+report (one-off costs before it, such as imports, are left out):
 ``"step 3 of 5, regime map (MFA at 5 radii): MFA at 16/255 (2 of 4), step 20/40 · about 12 s left in the
 attacks"``.
 """
@@ -36,22 +37,26 @@ def time_left_text(seconds: float) -> str:
 def with_time_left(
     progress: ProgressFn | None, *, what: str, clock: Callable[[], float] = time.monotonic
 ) -> ProgressFn:
-    """``progress`` with the time left appended to each message, extrapolated from the pace since this call.
+    """``progress`` with the time left appended to each message, extrapolated from the pace so far.
 
-    ``what`` names the whole the fractions measure (``"... left in the attacks"``). Until
-    :data:`MIN_MEASURED_S` seconds and :data:`MIN_MEASURED_FRACTION` of the work are done
-    the message says the time left is being estimated.
+    The pace is measured from the first report of some progress on, so that one-off costs
+    before it (imports, the first batch) do not inflate the estimate. ``what`` names the whole
+    the fractions measure (``"... left in the attacks"``). Until :data:`MIN_MEASURED_S` seconds
+    and :data:`MIN_MEASURED_FRACTION` of the work have been measured the message says the time
+    left is being estimated.
     """
     outer = as_progress(progress)
-    t0 = clock()
+    anchor: list[tuple[float, float]] = []  # (time, fraction) of the first report past 0
 
     def report(fraction: float, message: str) -> None:
-        done = min(max(float(fraction), 0.0), 1.0)
-        elapsed = clock() - t0
+        done, now = min(max(float(fraction), 0.0), 1.0), clock()
+        if not anchor and done > 0.0:
+            anchor.append((now, done))
+        t1, f1 = anchor[0] if anchor else (now, done)
         if done >= 1.0:
             left = "finished"
-        elif elapsed >= MIN_MEASURED_S and done >= MIN_MEASURED_FRACTION:
-            left = f"{time_left_text(elapsed * (1.0 - done) / done)} left in {what}"
+        elif now - t1 >= MIN_MEASURED_S and done - f1 >= MIN_MEASURED_FRACTION:
+            left = f"{time_left_text((now - t1) * (1.0 - done) / (done - f1))} left in {what}"
         else:
             left = f"estimating the time left in {what}"
         outer(done, f"{message} · {left}" if message else left)
@@ -88,8 +93,5 @@ def plan(
     what: str,
     clock: Callable[[], float] = time.monotonic,
 ) -> list[ProgressFn]:
-    """The numbered steps of a run (``(name, weight)``), each message ending with the time left in ``what``.
-
-    The clock starts when the plan is made.
-    """
+    """The numbered steps of a run (``(name, weight)``), each message ending with the time left in ``what``."""
     return split(with_time_left(progress, what=what, clock=clock), steps, numbered=True)

@@ -25,16 +25,17 @@ def test_plan_names_the_step_and_extrapolates_the_time_left():
     clock, seen = Clock(), []
     first, second = plan(lambda f, m: seen.append((f, m)), [("training", 1.0), ("attacking", 3.0)], what="the run",
                          clock=clock)  # fmt: skip
-    first(0.5, "epoch 1/2")  # no time has passed: no estimate yet
+    clock.now += 30.0  # a one-off cost before the first report (imports, a first batch) is not the pace
+    first(0.5, "epoch 1/2")
     clock.now += 2.0
-    first(1.0, "epoch 2/2")  # a quarter of the work in 2 s: 6 s left
+    first(1.0, "epoch 2/2")  # 1/8 of the work in 2 s, 3/4 left: 12 s
     clock.now += 2.0
-    second(1 / 3, "item 1")  # half of the work in 4 s: 4 s left
+    second(1 / 3, "item 1")  # 3/8 in 4 s, 1/2 left: 5.3 s
     second(1.0, "item 3")
     assert [f for f, _ in seen] == pytest.approx([0.125, 0.25, 0.5, 1.0])
     assert seen[0][1] == "step 1 of 2, training: epoch 1/2 · estimating the time left in the run"
-    assert seen[1][1] == "step 1 of 2, training: epoch 2/2 · about 6 s left in the run"
-    assert seen[2][1] == "step 2 of 2, attacking: item 1 · about 4 s left in the run"
+    assert seen[1][1] == "step 1 of 2, training: epoch 2/2 · about 10 s left in the run"
+    assert seen[2][1] == "step 2 of 2, attacking: item 1 · about 5 s left in the run"
     assert seen[3][1].endswith("· finished")
 
 
