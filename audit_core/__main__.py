@@ -1,4 +1,4 @@
-"""The command line: ``python -m audit_core <audit> ...`` (contract in DESIGN.md).
+"""The command line: ``python -m audit_core <audit> ...`` (contract in docs/contract.md).
 
 Exit status 0 on success, 2 on bad input with one line on stderr saying what is
 wrong. Every subcommand is generated from ``audit_core.registry``: its inputs, one flag
@@ -18,9 +18,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from audit_core.common.decision import FAIL_ON_EXIT, LEVELS
 from audit_core.common.errors import InputError
 from audit_core.common.limits import SEED, Bound
-from audit_core.common.outputs import check_outputs, write_output
+from audit_core.common.outputs import check_inputs, check_outputs, csv_text, write_output, write_outputs
 from audit_core.common.report import Report, to_json_text
 from audit_core.contract import Audit, Knob
 
@@ -29,20 +30,21 @@ OUTPUT_DESTS = {"json", "html", "pdf", "records", "out"}
 checked by :func:`check_arguments` before the audit starts; a new output flag is added here."""
 
 
-def write_json(path: str | None, payload: dict[str, Any]) -> None:
-    """Write the JSON summary (to a temporary name first: nothing half-written)."""
-    if path:
-        write_output(path, to_json_text(payload), flag="--json")
-
-
-def write_report(args: argparse.Namespace, report: Report) -> None:
-    """Write the report as self-contained HTML (``--html``) and/or PDF (``--pdf``)."""
-    if args.html:
-        write_output(args.html, report.to_html(), flag="--html")
-    if args.pdf:
+def rendered_outputs(args: argparse.Namespace, outcome: Any) -> list[tuple[str, str, str | bytes]]:
+    """Every output asked for, rendered in memory (``--json``, ``--records``, ``--html``, ``--pdf``) before any is
+    written, so a render that fails (no Chromium for the PDF) leaves no file behind."""
+    files: list[tuple[str, str, str | bytes]] = []
+    if getattr(args, "json", None):
+        files.append(("--json", args.json, to_json_text(outcome.to_json())))
+    if getattr(args, "records", None):
+        files.append(("--records", args.records, csv_text(outcome.records())))
+    report: Report | None = outcome.report() if getattr(args, "html", None) or getattr(args, "pdf", None) else None
+    if report is not None and args.html:
+        files.append(("--html", args.html, report.to_html()))
+    if report is not None and args.pdf:
         with tempfile.TemporaryDirectory() as tmp:
-            pdf = report.to_pdf(Path(tmp) / "report.pdf").read_bytes()
-        write_output(args.pdf, pdf, flag="--pdf")
+            files.append(("--pdf", args.pdf, report.to_pdf(Path(tmp) / "report.pdf").read_bytes()))
+    return files
 
 
 def _progress_to_stderr(quiet: bool):
@@ -87,13 +89,16 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"{outcome.verdict()} to {out}", file=sys.stderr)
         return 0
-    write_json(args.json, outcome.to_json())
-    if getattr(args, "records", None):
-        write_output(args.records, outcome.records().to_csv(index=False), flag="--records")
-    if getattr(args, "html", None) or getattr(args, "pdf", None):
-        write_report(args, outcome.report())
-    for line in [*outcome.summary(), outcome.verdict(), *outcome.after_verdict()]:
+    write_outputs(rendered_outputs(args, outcome))  # all or none
+    decision = outcome.decision()
+    last = [f"release decision: {decision.level}"] if decision else []  # the line a pipeline greps
+    for line in [*outcome.summary(), outcome.verdict(), *outcome.after_verdict(), *last]:
         print(line)
+    fail_on = getattr(args, "fail_on", None)
+    if decision is not None and fail_on and decision.reaches(fail_on):
+        print(f"error: the verdict is {decision.level}, at or above --fail-on {fail_on} (exit {FAIL_ON_EXIT})",
+              file=sys.stderr)  # fmt: skip
+        return FAIL_ON_EXIT
     return 0
 
 
@@ -160,6 +165,9 @@ def _add_audit(sub: Any, audit: Audit) -> None:
         p.add_argument(flag, dest=name, default=default, required=name in required, type=_cli_type(knob, default),
                        choices=knob.choices, help=_help(knob.help or knob.label))  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
+    if audit.decision is not None:
+        p.add_argument("--fail-on", dest="fail_on", choices=LEVELS[1:], help=f"exit {FAIL_ON_EXIT} (after writing every "
+                       "output) when the release decision is at this level or worse: for release pipelines")  # fmt: skip
     p.bounds = {name: k.bound for name, k in audit.settings.knobs().items() if k.bound is not None} | {"seed": SEED}
     for output in audit.outputs:
         p.add_argument(f"--{output}", required=output == "out", help=OUTPUT_HELP[output])
@@ -218,11 +226,12 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             outputs[flag] = value
         elif isinstance(value, str):
             inputs.append(value)
+    check_inputs({spec.cli_flag: getattr(args, spec.name, None) for spec in audit.inputs})
     check_outputs(outputs, inputs)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one subcommand; return the exit status (0 done, 2 bad input with one line on stderr)."""
+    """Run one subcommand; return the exit status (0 done, 2 bad input with one line on stderr, 3 ``--fail-on`` reached)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     args.quiet = getattr(args, "quiet", False)

@@ -1,4 +1,4 @@
-"""The ``python -m audit_core tabular`` contract (DESIGN.md): flags, JSON keys, records CSV, exit codes."""
+"""The ``python -m audit_core tabular`` contract (docs/contract.md): flags, JSON keys, records CSV, exit codes."""
 
 from __future__ import annotations
 
@@ -168,3 +168,30 @@ def test_module_entry_point_exit_code(tmp_path: Path) -> None:
     )
     assert missing_flag.returncode == 2
     assert len(missing_flag.stderr.strip().splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- release decision and --fail-on
+@pytest.mark.parametrize(("synthetic", "fail_on", "status"), [
+    ("synthetic_leaky", "high", 3), ("synthetic_leaky", "elevated", 3), ("synthetic_gaussian_copula", "elevated", 0),
+])  # fmt: skip
+def test_fail_on_gates_a_pipeline_on_the_verdict(tmp_path: Path, capsys, synthetic: str, fail_on: str, status: int) -> None:
+    """Exit 3 when the decision reaches --fail-on, after every output is written (exit 2 stays bad input)."""
+    js, html = tmp_path / "out.json", tmp_path / "report.html"
+    argv = [*_args(synthetic=ADULT / f"{synthetic}.csv", auxiliary=ADULT / "auxiliary.csv"), "--json", str(js),
+            "--html", str(html), "--fail-on", fail_on]  # fmt: skip
+    assert main(argv) == status
+    verdict = json.loads(js.read_text())["verdict"]
+    assert set(verdict) == {"level", "headline", "reasons", "next_steps"}
+    assert verdict["level"] == ("high" if synthetic == "synthetic_leaky" else "low")
+    assert html.exists()
+    assert "Release decision" in html.read_text()
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines()[-1] == f"release decision: {verdict['level']}"
+    assert (f"--fail-on {fail_on}" in err) == (status == 3)
+
+
+def test_fail_on_takes_only_a_level(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([*_args(), "--fail-on", "low"])
+    assert exc.value.code == 2
+    assert "--fail-on" in capsys.readouterr().err
