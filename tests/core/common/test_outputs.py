@@ -250,3 +250,127 @@ def test_csv_text_neutralises_formulas_in_text_cells_only():
     assert back["number"].tolist() == frame["number"].tolist()  # a negative number stays a number
     assert back["category"][0] == "'=1+1"
     assert frame["text"][0] == "=cmd|' /C calc'!A0"  # the caller's frame is untouched
+
+
+# ----------------------------------------------------------------------------- issue 21: the CLI writes all or none
+def _score_file(tmp_path: Path, ids: list[str] | None = None, attacks: list[str] | None = None) -> Path:
+    n = 40
+    ids = ids or [f"r{i}" for i in range(n)]
+    attacks = attacks or ["a"] * len(ids)
+    rows = [f"{rid},{att},{-0.5 + i / 10:.2f},{i % 2}" for i, (rid, att) in enumerate(zip(ids, attacks, strict=True))]
+    path = tmp_path / "scores.csv"
+    path.write_text("record_id,attack,score,is_member\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("late", ["--records", "--html"])
+def test_a_failed_later_write_leaves_no_earlier_output(late, tmp_path, capsys):
+    scores = _score_file(tmp_path)
+    new, old = tmp_path / "new.json", tmp_path / "old.json"
+    old.write_text("previous run")
+    for out in (new, old):
+        err = _one_error(capsys, main(["--quiet", "scores", "--scores", str(scores), "--json", str(out), late, "/dev/full"]))
+        assert f"Writing {late} /dev/full failed (No space left on device)" in err
+    assert not new.exists()  # created by the failed run: removed
+    assert old.read_text() == "previous run"  # replaced only if every write succeeds
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "scores.csv"]  # no temporary file left
+
+
+def test_pdf_without_chromium_writes_nothing(tmp_path):
+    scores = _score_file(tmp_path)
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}  # no Chromium on this PATH
+    proc = subprocess.run(
+        [sys.executable, "-m", "audit_core", "--quiet", "scores", "--scores", str(scores), "--json",
+         str(tmp_path / "r.json"), "--records", str(tmp_path / "r.csv"), "--pdf", str(tmp_path / "r.pdf")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: PDF export needs a local Chromium (apt-get install chromium); the HTML report works without it."
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv"]
+
+
+def test_every_output_written_when_all_writes_succeed(tmp_path, capsys):
+    scores = _score_file(tmp_path)
+    outs = {flag: tmp_path / f"r{flag.strip('-')}" for flag in ("--json", "--records", "--html")}
+    assert main(["--quiet", "scores", "--scores", str(scores), *(x for f, p in outs.items() for x in (f, str(p)))]) == 0
+    assert json.loads(outs["--json"].read_text())["n_rows"] == 40
+    assert outs["--records"].read_text().startswith("attack,record_id,score,is_member")
+    assert "<html" in outs["--html"].read_text()[:200].lower()
+
+
+def test_fifo_nobody_reads_is_one_sentence_after_a_bounded_wait(tmp_path, capsys, monkeypatch):
+    from audit_core.common import outputs
+
+    monkeypatch.setattr(outputs, "FIFO_WAIT_S", 0.5)
+    fifo, other = tmp_path / "pipe.json", tmp_path / "records.csv"
+    os.mkfifo(fifo)
+    scores = _score_file(tmp_path)
+    start = time.monotonic()
+    rc = main(["--quiet", "scores", "--scores", str(scores), "--json", str(fifo), "--records", str(other)])
+    assert time.monotonic() - start < 30
+    err = _one_error(capsys, rc)
+    assert "nothing read from this pipe for 0.5 s; start its reader first" in err
+    assert not other.exists()
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+@pytest.mark.parametrize("name", ["labels.csv", "i0.png", "sub/new.json"])
+def test_output_inside_an_input_folder_is_refused_before_reading(name, tmp_path, capsys):
+    folder = tmp_path / "images"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "labels.csv").write_text("file,label,is_member\ni0.png,0,1\n")
+    (folder / "i0.png").write_bytes(b"not really a png")
+    before = {p: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    flag = "--json" if name.endswith((".csv", ".json")) else "--html"
+    err = _one_error(capsys, main(["--quiet", "fabrication", "--images", str(folder), flag, str(folder / name)]))
+    assert f"{flag} {folder / name} is inside the input folder {folder}, so it would become one of the inputs" in err
+    assert {p: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    assert not (folder / "sub" / "new.json").exists()
+
+
+LONG = "/tmp/" + "a" * 5000 + ".csv"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tabular", "--train", LONG, "--holdout", LONG, "--synthetic", LONG],
+        ["compare", "--data", LONG],
+        ["lira", "--data", LONG, "--target", "y"],
+        ["fabrication", "--images", LONG],
+        ["fabrication", "--images", "/tmp/" + "d" * 5000],
+        ["scores", "--scores", LONG],
+        ["generate", "--train", LONG, "--generator", "bootstrap", "--rows", "10", "--out", "/tmp/o.csv"],
+        ["fpc-sim", "--population", "100", "--train-size", "50", "--json", LONG],
+    ],
+)
+def test_a_path_too_long_for_the_system_is_one_short_sentence(argv, capsys):
+    err = _one_error(capsys, main(["--quiet", *argv]))
+    assert err.endswith("cannot be used (File name too long).")
+    assert len(err) < 200
+
+
+def test_scores_records_csv_has_no_live_formula(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    ids = ["=cmd|' /C calc'!A0", '=HYPERLINK("http://evil","x")', "+SUM(1)", "@SUM(1)", "-12", *[f"r{i}" for i in range(35)]]
+    path = tmp_path / "scores.csv"
+    n = np.arange(40)
+    frame = pd.DataFrame({"record_id": ids, "attack": "@SUM(1)", "score": n / 10 - 0.5, "is_member": n % 2})
+    frame.to_csv(path, index=False)
+    out = tmp_path / "records.csv"
+    assert main(["--quiet", "scores", "--scores", str(path), "--records", str(out)]) == 0
+    import csv
+
+    with out.open(newline="") as handle:
+        cells = [cell for row in csv.reader(handle) for cell in row]
+    live = [c for c in cells if c[:1] in ("=", "+", "@") or (c[:1] == "-" and not c.lstrip("-").replace(".", "").isdigit())]
+    assert not live, live
+    assert "'=cmd|' /C calc'!A0" in cells
+    assert "'@SUM(1)" in cells
+    assert "-12" in cells  # an id that is a plain negative number is left alone
+    assert any(c.startswith("-0.") for c in cells)  # negative scores stay numbers
