@@ -64,11 +64,9 @@ def run_attack(setup, s: FabricationSettings, *, seed: int, progress=None):
                            lam=s.lam, seed=seed, progress=progress)  # fmt: skip
 
 
-SETUP_SHARE = 0.55
-"""The training's share of the default run's time (8.8 of 15.2 s on the 2-core VM): the progress bar's split."""
-
-
 def _run(inputs, s: FabricationSettings, *, seed, progress=None, client=None):
+    from audit_core.fabrication.audit import SETUP_SHARE
+
     setup = prepare_setup(inputs, s, seed=seed, progress=sub_progress(progress, 0.0, SETUP_SHARE))
     result = run_attack(setup, s, seed=seed, progress=sub_progress(progress, SETUP_SHARE, 1.0))
     return Ran(result, {"setup_inputs": list(setup.inputs)})
