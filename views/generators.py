@@ -9,6 +9,7 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.common.hashing import fingerprint
+from audit_core.common.outputs import csv_text
 from audit_core.contract import Inputs, Outcome
 from audit_core.synthetic.comparison import GeneratorComparison, compare_generators
 from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
@@ -132,7 +133,7 @@ def _show(comparison: GeneratorComparison, subset: pd.DataFrame, run: dict) -> N
         pick = st.selectbox("Generator", [r.name for r in ok], format_func=lambda n: GENERATORS[n].label,
                             key="generators.download_pick")
         st.download_button(
-            "⬇ Synthetic table (CSV)", data=comparison[pick].synthetic.to_csv(index=False),
+            "⬇ Synthetic table (CSV)", data=csv_text(comparison[pick].synthetic),
             file_name=f"synthetic_{pick}.csv", mime="text/csv", key="generators.download_csv",
         )
     st.subheader("Report")

@@ -439,7 +439,9 @@ def _run_generate(inputs, s: GenerateSettings, *, seed, progress=None, client=No
 
 def _save_table(outcome: Outcome, path: str) -> str | bytes:
     table = outcome.value
-    return table.to_csv(index=False) if path.lower().endswith(".csv") else table.to_parquet(index=False)
+    from audit_core.common.outputs import csv_text
+
+    return csv_text(table) if path.lower().endswith(".csv") else table.to_parquet(index=False)
 
 
 GENERATE = Audit(
