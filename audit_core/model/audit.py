@@ -32,7 +32,7 @@ from audit_core.common.errors import InputError
 from audit_core.common.privacy_bound import DEFAULT_DELTA, epsilon_lower_bound
 from audit_core.common.roc import DEFAULT_FPRS, _fpr_key, roc_curve, tpr_at_fpr
 from audit_core.common.runtime import ProgressFn, sub_progress
-from audit_core.common.tables import align_tables, infer_column_types
+from audit_core.common.tables import align_tables, columns_sentence, infer_column_types
 from audit_core.model.attacks import (
     ATTACKS,
     REFERENCE_ATTACKS,
@@ -137,8 +137,8 @@ def _labels(train: pd.Series, population: pd.Series, *, target: str) -> tuple[li
 def _features(train: pd.DataFrame, population: pd.DataFrame, *, target: str, names: tuple[str, str]):
     for frame, name in zip((train, population), names, strict=True):
         if target not in frame.columns:
-            raise InputError(f"The target column '{target}' is not in table '{name}'; its columns are "
-                             f"{', '.join(repr(str(c)) for c in frame.columns[:20])}.")  # fmt: skip
+            raise InputError(f"The target column '{target}' is not in table '{name}'; "
+                             + columns_sentence(frame.columns, target))
     columns = [str(c) for c in train.columns if c != target]
     if not columns:
         raise InputError(f"Table '{names[0]}' has no column besides the target '{target}'; the model needs features.")
