@@ -12,11 +12,12 @@ from audit_core.fabrication.spec import FABRICATION
 from audit_core.lira.spec import FPC_SIM, LIRA
 from audit_core.model.spec import MODEL
 from audit_core.scores.spec import SCORES
+from audit_core.selfcheck.spec import SELFCHECK
 from audit_core.synthetic.spec import COMPARE, GENERATE, TABULAR
 
 REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, MODEL, DP_AUDIT, FABRICATION, SCORES)}
 """Audits in the order the home page shows them."""
 
 
-TOOLS: dict[str, Audit] = {a.name: a for a in (GENERATE, FPC_SIM)}
-"""Command-line tools built on the same contract, with no page: fit one generator, simulate the FPC."""
+TOOLS: dict[str, Audit] = {a.name: a for a in (GENERATE, FPC_SIM, SELFCHECK)}
+"""Command-line tools built on the same contract, with no page: fit one generator, simulate the FPC, self-check."""

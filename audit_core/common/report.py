@@ -104,6 +104,9 @@ def package_versions() -> dict[str, str]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
+    from audit_core.selfcheck.checks import status_line
+
+    out["self-check"] = status_line()  # which self-check this installation passes (python -m audit_core selfcheck)
     return out
 
 

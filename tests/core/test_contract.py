@@ -28,6 +28,7 @@ CHANGED = {
               "trust_skops_types": ("sklearn.tree._tree.Tree",)},
     "generate": {"generator": "ctgan", "rows": 77, "epochs": 3},
     "fpc-sim": {"population": 500, "train_size": 250, "models": 16, "repeats": 9},
+    "selfcheck": {"quick": True},
 }  # fmt: skip
 
 
