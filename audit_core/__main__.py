@@ -25,7 +25,7 @@ from audit_core.common.outputs import check_inputs, check_outputs, csv_text, wri
 from audit_core.common.report import Report, to_json_text
 from audit_core.contract import Audit, Knob
 
-OUTPUT_DESTS = {"json", "html", "pdf", "records", "out"}
+OUTPUT_DESTS = {"json", "html", "pdf", "records", "out", "scores_out"}
 """Flags (argparse ``dest``) that name files the command writes. Every subcommand's outputs are
 checked by :func:`check_arguments` before the audit starts; a new output flag is added here."""
 
@@ -38,6 +38,8 @@ def rendered_outputs(args: argparse.Namespace, outcome: Any) -> list[tuple[str, 
         files.append(("--json", args.json, to_json_text(outcome.to_json())))
     if getattr(args, "records", None):
         files.append(("--records", args.records, csv_text(outcome.records())))
+    if getattr(args, "scores_out", None):  # lira: every model's score on every record and the keep-matrix
+        files.append(("--scores-out", args.scores_out, outcome.value.scores_parquet()))
     report: Report | None = outcome.report() if getattr(args, "html", None) or getattr(args, "pdf", None) else None
     if report is not None and args.html:
         files.append(("--html", args.html, report.to_html()))
@@ -130,6 +132,7 @@ OUTPUT_HELP = {
     "pdf": "write the report as PDF here (needs a local Chromium)",
     "records": "write per-record results (CSV) here",
     "out": "output table (.csv or .parquet)",
+    "scores-out": "write every model's score on every record and the keep-matrix here (Parquet)",
 }
 
 
@@ -228,6 +231,9 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             inputs.append(value)
     check_inputs({spec.cli_flag: getattr(args, spec.name, None) for spec in audit.inputs})
     check_outputs(outputs, inputs)
+    scores_out = getattr(args, "scores_out", None)
+    if scores_out and Path(scores_out).suffix.lower() != ".parquet":
+        raise InputError(f"--scores-out {Path(scores_out).name} must end in .parquet.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -799,7 +799,8 @@ def _add_variants(
 ) -> tuple[np.ndarray, dict[str, np.ndarray], float]:
     """Add the variants' TPRs and per-sample FPRs to ``tpr`` / ``per_fpr`` (in place, in report order).
 
-    The variants: online LiRA (``naive_online``), one pooled sigma_out
+    The variants: online LiRA (``naive_online``), online LiRA with one pooled sigma
+    (``online_fixed_variance``, the reference implementation's fixed-variance variant), one pooled sigma_out
     (``post_processed_fixed_variance``), sigma_out / sqrt(FPC) (``post_processed_fpc``),
     and the per-sample TPR from the fitted in-Gaussian and from the empirical
     out-quantile (``per_sample_mean_gaussian`` / ``_empirical``).
@@ -817,6 +818,16 @@ def _add_variants(
     flags_on = online >= on.threshold
     tpr["naive_online"] = on.tpr
     per_fpr["naive_online"] = (flags_on & OUT).sum(0) / n_out
+
+    # Online LiRA with one fixed variance (the reference implementation's fix_variance): the per-record
+    # leave-one-out means, one pooled within-record sigma for both sides; the log-likelihood ratio is then
+    # (mu_in - mu_out)(s - (mu_in + mu_out) / 2) / sigma^2, thresholded globally like the online rule.
+    sd_pool = float(np.sqrt(np.nanmean(np.r_[fits["sd_in"] ** 2, fits["sd_out"] ** 2]))) + 1e-12
+    online_fixed = (st.mu_in - st.mu_out) * (scores - (st.mu_in + st.mu_out) / 2) / sd_pool**2
+    fv = tpr_at_fpr(online_fixed.ravel(), K.ravel(), fpr)
+    tpr["online_fixed_variance"] = fv.tpr
+    per_fpr["online_fixed_variance"] = ((online_fixed >= fv.threshold) & OUT).sum(0) / n_out
+    core["online_fixed"] = online_fixed
 
     sd_fixed = float(np.sqrt(np.mean(fits["sd_out"] ** 2)))
     f_fixed = _sign(st.mu_in - st.mu_out) * (scores - st.mu_out) / sd_fixed
@@ -859,6 +870,7 @@ def _bootstrap_intervals(
     fpr: float,
     n_bootstrap: int,
     seed: int,
+    online_fixed: np.ndarray | None = None,
 ) -> dict[str, tuple[float, float]]:
     """95 % percentile intervals of the TPRs from a bootstrap over records (empty when ``n_bootstrap`` is 0).
 
@@ -876,7 +888,10 @@ def _bootstrap_intervals(
     for key, h in hits.items():
         ci[key] = _percentile_interval((W @ h) / (W @ n_in))
     ci["per_sample_mean"] = _percentile_interval((W @ per_sample_tpr) / N)
-    for key, vals in (("naive", scores), ("naive_online", online)):
+    global_rules = [("naive", scores), ("naive_online", online)]
+    if online_fixed is not None:
+        global_rules.append(("online_fixed_variance", online_fixed))
+    for key, vals in global_rules:
         ci[key] = _percentile_interval(_bootstrap_global(vals, keep, fpr, W[: min(n_bootstrap, 200)]))
     return ci
 
@@ -965,7 +980,8 @@ def evaluate_lira(
     pooled_fpr = {k: float(v.mean()) for k, v in per_fpr.items()}
     hits = {**core["hits"], **r["variant_hits"]}
     ci = _bootstrap_intervals(
-        scores, keep, r["online"], hits, r["corrected"], fpr=fpr, n_bootstrap=n_bootstrap, seed=seed
+        scores, keep, r["online"], hits, r["corrected"], fpr=fpr, n_bootstrap=n_bootstrap, seed=seed,
+        online_fixed=core.get("online_fixed"),
     )
     null = no_signal_readings(M, fpr, seed=seed)
     holds = {k: k in EXACT_RULES or bool(v <= fpr + alpha_tolerance(M, fpr)) for k, v in null.items()}
@@ -1229,6 +1245,25 @@ class LiraResult:
         if self.groups is not None:
             out["groups"] = self.groups.to_json()
         return out
+
+    def scores_table(self) -> pd.DataFrame:
+        """Every model's score on every record and the keep-matrix, long: ``model``, ``record``, ``score``, ``in_training``.
+
+        ``record`` is the record's 0-based row in the table; ``in_training`` says whether it
+        trained that model (the keep-matrix). What ``lira --scores-out FILE`` writes as Parquet,
+        so that any other membership tool can be run on the same models.
+        """
+        m, n = self.pool.scores.shape
+        return pd.DataFrame({
+            "model": np.repeat(np.arange(m, dtype=np.int64), n),
+            "record": np.tile(np.arange(n, dtype=np.int64), m),
+            "score": self.pool.scores.ravel(),
+            "in_training": self.pool.keep.ravel(),
+        })  # fmt: skip
+
+    def scores_parquet(self) -> bytes:
+        """:meth:`scores_table` as Parquet bytes (``--scores-out``)."""
+        return self.scores_table().to_parquet(index=False)
 
     def timing(self) -> dict[str, float]:
         """Wall-clock seconds of the batched training: varies run to run, so kept out of :meth:`to_json`."""

@@ -18,6 +18,7 @@ LABELS = {
     "post_processed_t": "post-processed, Student-t threshold",
     "per_sample_mean": "per-sample average (extrapolated)",
     "naive_online": "naive, online LiRA statistic",
+    "online_fixed_variance": "online LiRA, fixed variance",
     "post_processed_fixed_variance": "post-processed, fixed variance",
     "post_processed_fpc": "post-processed, FPC-corrected sigma",
     "per_sample_mean_gaussian": "per-sample average (Gaussian TPR)",

@@ -128,6 +128,7 @@ LIRA = Audit(
     records=_records,
     page="views/lira_calibration.py",
     section="Trained models",
+    outputs=("json", "html", "pdf", "records", "scores-out"),
 )
 
 
