@@ -17,10 +17,12 @@ ALL = {**REGISTRY, **TOOLS}
 # Settings moved off their defaults, one per audit: the reproduce line must carry every one of them.
 CHANGED = {
     "tabular": {"categorical": ("sex", "race"), "ignore": ("fnlwgt",), "bandwidth": 0.3, "bandwidth_scale": 1.4,
-                "prior": 0.2, "disclosure": True, "secrets": ("income",), "n_attacks": 500, "link_k": 3},
+                "prior": 0.2, "disclosure": True, "secrets": ("income",), "n_attacks": 500, "link_k": 3, "groups": "sex"},
     "compare": {"generators": ("bootstrap", "ctgan"), "params": ("ctgan.epochs=5",), "use_rows": 900,
                 "synthetic_rows": 300, "train": 0.5, "prior": 0.3, "bandwidth": "scott"},
-    "lira": {"target": "credit", "model": "mlp", "models": 16, "fpr": 0.05},
+    "lira": {"target": "credit", "model": "mlp", "models": 16, "fpr": 0.05, "groups": "purpose"},
+    "dp-audit": {"target": "credit", "epsilon": 2.0, "delta": 1e-6, "canaries": 200, "canary_kind": "mislabelled",
+                 "model": "mlp", "epochs": 5},
     "fabrication": {"dataset": "mnist", "epsilon": "16/255", "steps": 12, "lam": 3.0, "attack": "icw",
                     "architecture": "resnet18"},
     "scores": {"fpr": (0.01, 0.05), "delta": 1e-6},
@@ -82,7 +84,7 @@ def test_rescore_takes_only_rescore_knobs():
     with pytest.raises(ValueError, match="models need a new run"):
         outcome.rescore(models=16)
     assert outcome.rescore(fpr=0.01) is outcome  # nothing changed: nothing to do
-    assert {n for n, k in audit.settings.knobs().items() if k.rescore} == {"fpr"}
+    assert {n for n, k in audit.settings.knobs().items() if k.rescore} == {"fpr", "groups"}
     assert replace(outcome.settings, fpr=0.1).changed(outcome.settings) == {"fpr"}
 
 
