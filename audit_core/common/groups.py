@@ -86,7 +86,8 @@ class GroupRisk:
         groups = {}
         for r in self.rows:
             t = r["tpr_at_fpr"]
-            groups[r["group"]] = {"n_members": r["n_members"], "n_non_members": r["n_non_members"], "auc": r["auc"],
+            auc = r["auc"] if np.isfinite(r["auc"]) else None  # no members or no non-members in the group
+            groups[r["group"]] = {"n_members": r["n_members"], "n_non_members": r["n_non_members"], "auc": auc,
                                   "measurable": r["measurable"],
                                   "tpr_at_fpr": {"0.01": t.to_json()} if t is not None else {}}  # fmt: skip
         return {self.column: groups, "column": self.column,
