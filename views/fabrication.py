@@ -1,4 +1,4 @@
-"""Fabricated members: can non-members be dressed up as members, and does the audit notice? (METHODS.md §3)"""
+"""Fabricated members: can non-members be dressed up as members, and does the audit notice? (docs/methods.md §3)"""
 
 import streamlit as st
 

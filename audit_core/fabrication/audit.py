@@ -1,4 +1,4 @@
-"""Fabricated members: attack (MFA, I-PGD, I-CW), detection (MFD) and robust MIAs (METHODS.md §3).
+"""Fabricated members: attack (MFA, I-PGD, I-CW), detection (MFD) and robust MIAs (docs/methods.md §3).
 
 A *fabricated member* is a non-member image nudged inside an L-infinity ball of radius
 epsilon until the audited model is as confident on its true class as it is on the
@@ -20,7 +20,7 @@ images and model) and :func:`audit_epsilon` reads the radius; the page and the C
 call them, so the same seed and settings give the same numbers on either. Reference
 models always have the audited model's architecture (:func:`prepare_audit`).
 
-Trial notes (METHODS.md §3) explain the regimes: since ``grad CE = (1 - p_y) * ...``
+Trial notes (docs/methods.md §3) explain the regimes: since ``grad CE = (1 - p_y) * ...``
 the gradient-norm collapse appears only where fabricated points are pushed *past* the
 members' confidence. :func:`run_fabrication` therefore reports the median confidence of
 members and fabricated points next to every AUC.
@@ -127,7 +127,7 @@ def _batches(n: int, size: int):
 def input_gradient_norms(
     model: nn.Module, images: np.ndarray | torch.Tensor, labels: np.ndarray, *, batch_size: int = 1024
 ) -> np.ndarray:
-    """Per-image L2 norm of ``grad_x CE(f(x), y)`` — the MFD statistic (METHODS.md §3).
+    """Per-image L2 norm of ``grad_x CE(f(x), y)`` — the MFD statistic (docs/methods.md §3).
 
     The model must be in eval mode (no batch statistics), so the gradient of the summed
     loss gives every image its own gradient.
@@ -211,7 +211,7 @@ def fabricate(
         ``eps / T`` descending the CE loss. ``icw``: the same on the Carlini-Wagner
         margin ``z_y - max_{j != y} z_j``. ``adaptive``: MFA on
         ``log p_y + beta log ||grad_x CE||``, an attacker who also keeps the gradient norm
-        up to evade MFD (METHODS.md §3).
+        up to evade MFD (docs/methods.md §3).
     adaptive_beta : float or array
         Weight of the gradient-norm term of the adaptive attacker, or one per image.
 
@@ -305,7 +305,7 @@ class ReferenceModels:
         reference model: RMIA's population sample z.
     g_ref : float
         Median input-gradient norm of the reference models on their own training images
-        (members of reference models): the scale of the normalised lambda (METHODS.md §3).
+        (members of reference models): the scale of the normalised lambda (docs/methods.md §3).
     """
 
     models: list = field(repr=False)
@@ -333,7 +333,7 @@ def _view(model, refs: ReferenceModels | None, images: np.ndarray, labels: np.nd
 
 
 def mia_scores(view: _ModelView, *, mia: str, population: _ModelView | None = None) -> np.ndarray:
-    """Non-negative membership scores, higher = member (METHODS.md §3).
+    """Non-negative membership scores, higher = member (docs/methods.md §3).
 
     ``loss``: the confidence ``p_y = exp(-CE)`` (same ranking as the LOSS attack).
     ``lira``: offline LiRA, ``Phi((phi - mu_out) / sigma_out)`` with phi the
@@ -364,7 +364,7 @@ def mia_scores(view: _ModelView, *, mia: str, population: _ModelView | None = No
 
 
 def ar_weight(norms: np.ndarray, *, lam: float, g_ref: float) -> np.ndarray:
-    """AR-MIA weight ``tanh(lambda * ||grad|| / g_ref)`` (normalised lambda, METHODS.md §3).
+    """AR-MIA weight ``tanh(lambda * ||grad|| / g_ref)`` (normalised lambda, docs/methods.md §3).
 
     >>> float(np.round(ar_weight(np.array([2.0]), lam=1.0, g_ref=2.0)[0], 3))
     0.762
@@ -393,7 +393,7 @@ class FabricationSetup:
 
 
 # Defaults chosen where the paper's phenomenon shows on a CPU (measured with
-# benchmarks/bench_fabrication.py, seed 0; see also the trial notes of METHODS.md §3):
+# benchmarks/bench_fabrication.py, seed 0; see also the trial notes of docs/methods.md §3):
 # few members and many epochs make the LOSS attack work (digits AUC 0.59, LiRA 0.67,
 # RMIA 0.71), label smoothing 0.1 keeps members' confidence near 0.87 so fabricated
 # points can be pushed past it. Digits: MFD AUC 0.47 / 0.54 / 0.67 / 0.84 / 0.97 at
@@ -507,7 +507,7 @@ def train_reference_models(
     device=None,
     progress: ProgressFn | None = None,
 ) -> ReferenceModels:
-    """Train ``n_models`` offline reference models of architecture ``arch`` as one batch (METHODS.md §3).
+    """Train ``n_models`` offline reference models of architecture ``arch`` as one batch (docs/methods.md §3).
 
     Each trains, like the target, on a random subset the size of the member set drawn
     from 80 % of the reference pool; the other 20 % is RMIA's population sample.
@@ -636,7 +636,7 @@ class LambdaPoint:
 
 @dataclass(frozen=True)
 class EpsilonPoint:
-    """One column of the regime map (METHODS.md §3 trial notes)."""
+    """One column of the regime map (docs/methods.md §3 trial notes)."""
 
     epsilon: float
     attack: str
@@ -663,7 +663,7 @@ class AdaptivePoint:
 
 @dataclass(frozen=True)
 class FabricationResult:
-    """Everything the page, the report and the CLI show (METHODS.md §3).
+    """Everything the page, the report and the CLI show (docs/methods.md §3).
 
     Scores are per MIA (``loss``, and ``lira`` / ``rmia`` with reference models),
     non-negative and oriented higher = member. ``norms`` are input-gradient norms of the
@@ -763,7 +763,7 @@ class FabricationResult:
         return [self.ar_mia(lam=lam, mia=mia) for lam in self.lambdas]
 
     def to_json(self) -> dict:
-        """DESIGN.md's fabrication keys (``mia.*``, ``mfd.*``, ``ar_mia.*``) plus per-MIA detail.
+        """docs/contract.md's fabrication keys (``mia.*``, ``mfd.*``, ``ar_mia.*``) plus per-MIA detail.
 
         Added keys: ``mia.tpr_at_fpr_clean`` / ``mia.tpr_at_fpr_fabricated``, the same
         under ``ar_mia`` and in each ``by_attack`` entry, and ``mfd.tpr_at_fpr``: per target
@@ -864,7 +864,7 @@ def run_fabrication(
     seed: int,
     progress: ProgressFn | None = None,
 ) -> FabricationResult:
-    """Fabricate members from the non-members and measure MIA, MFD and AR-MIA (METHODS.md §3).
+    """Fabricate members from the non-members and measure MIA, MFD and AR-MIA (docs/methods.md §3).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Figures and display tables for the fabricated-members section (METHODS.md §3)."""
+"""Figures and display tables for the fabricated-members section (docs/methods.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Image data, model architectures and batched training for METHODS.md §3.
+"""Image data, model architectures and batched training for docs/methods.md §3.
 
 Everything the fabrication section needs *before* an attack runs:
 
@@ -672,7 +672,7 @@ class TrainConfig:
     """How the bundled target and reference models are trained.
 
     Label smoothing keeps members' confidence below 1 so that their input-gradient
-    norms stay moderate (the regime where MFD works, METHODS.md §3 trial notes).
+    norms stay moderate (the regime where MFD works, docs/methods.md §3 trial notes).
     """
 
     epochs: int = 30

@@ -32,7 +32,7 @@ class FabricationSettings(Settings):
                       "attacker (the attack comparison also runs T = 5 and 40).",
                       bound=ATTACK_STEPS)  # fmt: skip
     lam: float = knob(1.0, "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)",
-                      "METHODS.md §3. Moving it re-scores; it never re-runs the attack.", bound=LAMBDA, flag="--lambda",
+                      "docs/methods.md §3. Moving it re-scores; it never re-runs the attack.", bound=LAMBDA, flag="--lambda",
                       rescore=True)  # fmt: skip
     attack: str = knob("mfa", "Attack", "MFA (momentum + cosine steps), I-PGD or I-CW.", choices=ATTACKS)
 
