@@ -76,6 +76,9 @@ DELTA = Bound("delta", 0, 0.1, integer=False)
 TARGET_FPR = Bound("a target false-positive rate", 1e-6, 0.5, integer=False)
 """Each FPR at which a TPR is reported by the score check."""
 
+TABLE_COLUMNS = Bound("the number of columns of a table", 1, 5_000)
+"""Columns in one uploaded table, counted in its header before the rows are parsed (a 10^6-column header hung)."""
+
 MAX_IMAGES = 200_000
 """Most images in one upload."""
 MIN_IMAGES = 20

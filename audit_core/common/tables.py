@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from audit_core.common.errors import InputError
+from audit_core.common.limits import TABLE_COLUMNS
 
 MAX_UPLOAD_MB = 200
 """Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
@@ -110,6 +111,14 @@ def shortened(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _check_column_count(n_columns: int, *, name: str) -> None:
+    """Refuse a header with more columns than :data:`TABLE_COLUMNS` allows, before any row is parsed."""
+    if n_columns > TABLE_COLUMNS.high:
+        raise InputError(
+            f"Table '{name}' has {n_columns:,} columns; {TABLE_COLUMNS.rule()}: keep only the columns the audit needs."
+        )
+
+
 def _check_unique_names(names: Sequence[str], *, name: str) -> None:
     seen: set[str] = set()
     dup: list[str] = []
@@ -161,6 +170,7 @@ def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
     try:
         parquet = pq.ParquetFile(io.BytesIO(data))
         names = [str(c) for c in parquet.schema_arrow.names]
+        _check_column_count(len(names), name=name)
         _check_unique_names(names, name=name)
         table = parquet.read()
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -253,6 +263,8 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
         raise InputError(f"Table '{name}' is empty; upload a file with a header row and data rows.")
     first_line = text.lstrip("\r\n").splitlines()[0]
     sep = _sniff_delimiter(first_line)
+    if first_line.count(sep) + 1 > TABLE_COLUMNS.high:  # quoted delimiters may overcount: parse the header to be sure
+        _check_column_count(len(next(csv.reader(io.StringIO(first_line), delimiter=sep), [])), name=name)
     try:
         header = next(csv.reader(io.StringIO(text.lstrip("\r\n")), delimiter=sep))
     except csv.Error as exc:
@@ -260,6 +272,7 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
     except StopIteration as exc:
         raise InputError(f"Table '{name}' has an unreadable header row ({_one_line(exc)}); check the file is a CSV.") from exc
     header = [h.strip() for h in header]
+    _check_column_count(len(header), name=name)
     trailing = 0  # a trailing delimiter (spreadsheet export) leaves blank names at the end
     while trailing < len(header) and header[len(header) - 1 - trailing] == "":
         trailing += 1

@@ -193,3 +193,16 @@ def test_score_file_with_record_id_as_pandas_index_runs_the_score_check(tmp_path
 def test_a_path_too_long_for_the_system_is_one_sentence():
     with pytest.raises(InputError, match=r"Table 't': the path '/tmp/aaa.*\.\.\.' cannot be used \(File name too long\)"):
         read_table("/tmp/" + "a" * 5000 + ".csv", name="t")
+
+
+def test_a_header_of_a_million_columns_is_refused_in_seconds(tmp_path, capsys):
+    import time
+
+    path = tmp_path / "wide.csv"
+    n = 1_000_000
+    path.write_text(",".join(f"c{i}" for i in range(n)) + "\n" + ",".join("1" for _ in range(n)) + "\n")
+    start = time.perf_counter()
+    with pytest.raises(InputError, match=r"1,000,000 columns; the number of columns of a table must be .* to 5,000"):
+        read_table(path, name="train")
+    assert time.perf_counter() - start < 10
+    assert read_table(b"a,b\n1,2\n", name="ok").shape == (1, 2)
