@@ -542,6 +542,37 @@ def _matrices(frames: dict[str, pd.DataFrame], columns: Sequence[str], types: Co
     return {n: _Matrix(out[n], is_num) for n in names}
 
 
+@numba.njit(inline="always", cache=gower._numba_cache_ok())
+def _holds(xt, cols, ops, vals, q, r, width):  # pragma: no cover - compiled by numba
+    """Whether predicate ``q`` holds for row ``r`` (op codes: 1 ==, 2 != (not missing), 3 <, 4 <=, 5 >, 6 >=,
+    7 missing, else present; 0 unused)."""
+    for t in range(width):
+        op = ops[q, t]
+        if op == 0:
+            continue
+        x = xt[cols[q, t], r]
+        v = vals[q, t]
+        if op == 1:
+            ok = x == v
+        elif op == 2:
+            ok = x == x and x != v
+        elif op == 3:
+            ok = x < v
+        elif op == 4:
+            ok = x <= v
+        elif op == 5:
+            ok = x > v
+        elif op == 6:
+            ok = x >= v
+        elif op == 7:
+            ok = x != x
+        else:
+            ok = x == x
+        if not ok:
+            return False
+    return True
+
+
 @numba.njit(parallel=True, cache=gower._numba_cache_ok())
 def _count_kernel(xt, cols, ops, vals, stop):  # pragma: no cover - compiled by numba
     """Rows each predicate holds for, counted up to ``stop``; and the first such row."""
@@ -552,32 +583,7 @@ def _count_kernel(xt, cols, ops, vals, stop):  # pragma: no cover - compiled by 
     for q in numba.prange(n_pred):
         c = 0
         for r in range(n):
-            ok = True
-            for t in range(width):
-                op = ops[q, t]
-                if op == 0:
-                    continue
-                x = xt[cols[q, t], r]
-                v = vals[q, t]
-                if op == 1:
-                    ok = x == v
-                elif op == 2:
-                    ok = x == x and x != v
-                elif op == 3:
-                    ok = x < v
-                elif op == 4:
-                    ok = x <= v
-                elif op == 5:
-                    ok = x > v
-                elif op == 6:
-                    ok = x >= v
-                elif op == 7:
-                    ok = x != x
-                else:
-                    ok = x == x
-                if not ok:
-                    break
-            if ok:
+            if _holds(xt, cols, ops, vals, q, r, width):
                 if c == 0:
                     first[q] = r
                 c += 1
@@ -597,32 +603,7 @@ def _match_kernel(xt, cols, ops, vals, cap):  # pragma: no cover - compiled by n
     for q in numba.prange(n_pred):
         c = 0
         for r in range(n):
-            ok = True
-            for t in range(width):
-                op = ops[q, t]
-                if op == 0:
-                    continue
-                x = xt[cols[q, t], r]
-                v = vals[q, t]
-                if op == 1:
-                    ok = x == v
-                elif op == 2:
-                    ok = x == x and x != v
-                elif op == 3:
-                    ok = x < v
-                elif op == 4:
-                    ok = x <= v
-                elif op == 5:
-                    ok = x > v
-                elif op == 6:
-                    ok = x >= v
-                elif op == 7:
-                    ok = x != x
-                else:
-                    ok = x == x
-                if not ok:
-                    break
-            if ok:
+            if _holds(xt, cols, ops, vals, q, r, width):
                 if c < cap:
                     rows[q, c] = r
                 c += 1
