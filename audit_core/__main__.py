@@ -80,7 +80,7 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
         path = getattr(args, spec.name)
         if path is not None:
             paths[spec.name] = path
-            data[spec.name] = spec.load(path, Path(path).name) if spec.load else path
+            data[spec.name] = spec.read(path, Path(path).name)
     outcome = run(audit, Inputs(data, paths), settings, seed=args.seed, progress=_progress_to_stderr(args.quiet),
                   client=args.client)  # fmt: skip
     for line in outcome.notes():
@@ -138,7 +138,7 @@ OUTPUT_HELP = {
 
 def _cli_type(knob: Knob, default: Any) -> Callable[[str], Any]:
     """Text to value for one setting's flag; a bad value is argparse's one-line error with the knob's sentence."""
-    parse = knob.parse or (type(default) if isinstance(default, int | float) and not isinstance(default, bool) else str)
+    parse = knob.parser(default)
 
     def convert(text: str) -> Any:
         try:
@@ -165,8 +165,9 @@ def _add_audit(sub: Any, audit: Audit) -> None:
         if isinstance(default, bool):
             p.add_argument(flag, dest=name, action="store_true", help=_help(knob.help or knob.label))
             continue
+        listed = knob.choices is not None and knob.bound is None and not isinstance(default, tuple)
         p.add_argument(flag, dest=name, default=default, required=name in required, type=_cli_type(knob, default),
-                       choices=knob.choices, help=_help(knob.help or knob.label))  # fmt: skip
+                       choices=knob.choices if listed else None, help=_help(knob.help or knob.label))  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
     if audit.decision is not None:
         p.add_argument("--fail-on", dest="fail_on", choices=LEVELS[1:], help=f"exit {FAIL_ON_EXIT} (after writing every "

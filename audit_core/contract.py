@@ -1,35 +1,60 @@
-"""The one contract every audit implements, and the registry the front ends are built from.
+"""The one contract every audit implements; the front ends are generated from its registry.
 
 An audit is an :class:`Audit`: a name (its CLI subcommand), a title, the question it
-answers, the inputs it needs (:class:`InputSpec`), a frozen :class:`Settings` class
-whose fields are :func:`knob` s (what a widget and a CLI flag need: label, help, bound or
-choices, default, and whether changing it only re-scores), and four functions:
+answers, the inputs it needs (:class:`InputSpec`), a frozen :class:`Settings` class whose
+fields are :func:`knob` s, and its functions. A knob carries everything a widget and a CLI
+flag need (label, help, bound or choices, default) and its **stage**:
 
-- ``run(inputs, settings, *, seed, progress, client) -> value``: the heavy work;
-- ``rescore(value, settings, *, seed) -> value``: the cheap re-scoring (only ``rescore`` knobs changed);
-- ``verdict(value) -> str`` and ``report(outcome) -> Report``.
+- ``"setup"``: the slow first step, when the audit has one (``Audit.prepare``: trained
+  models, the membership audit's distances); kept per inputs, setup knobs and seed;
+- ``"run"``: the audit itself (``Audit.run``), given what ``prepare`` returned;
+- ``"rescore"``: re-scores a finished run in an instant (``Audit.rescore``: a bandwidth, a lambda).
 
-:func:`run` wraps the value in an :class:`Outcome` (the ``Result`` every front end
-handles alike): ``verdict()``, ``to_json()``, ``report()``, ``rescore(**cheap)``,
-``records()``, ``summary()`` and ``command()``, the exact ``python -m audit_core ...``
-line that reproduces it. The router, the home page's cards and the CLI's subcommands and
-flags are generated from ``audit_core.registry`` (its ``REGISTRY`` of audits and ``TOOLS``,
-the ``generate`` and ``fpc-sim`` subcommands, which have no page); ARCHITECTURE.md
-explains how to add an audit.
+:func:`run` is the one way to an audit's result for the dashboard and the CLI alike: it
+validates the settings (:meth:`Settings.validate`, every bound and choice of every knob)
+and the inputs against them (``Audit.check``), runs ``prepare`` (kept in the cache it is
+given) and ``run`` with the re-score knobs at their defaults, then re-scores; so the page,
+which keeps each stage, and the CLI, which keeps nothing, compute the same numbers the same
+way. The result is an :class:`Outcome`: ``verdict()``, ``decision()``, ``to_json()`` (the
+``--json`` document), ``report()``, ``records()``, ``summary()`` and ``command()``, the
+``python -m audit_core ...`` line that reproduces it. ARCHITECTURE.md explains how to add an audit.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from audit_core.common.decision import Decision
 from audit_core.common.errors import InputError
+from audit_core.common.hashing import fingerprint
 from audit_core.common.limits import SEED, Bound
-from audit_core.common.runtime import ProgressFn
+from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
+
+if TYPE_CHECKING:
+    from audit_core.common.report import Report
+
+__all__ = [
+    "REQUIRED",
+    "Audit",
+    "Context",
+    "InputSpec",
+    "Inputs",
+    "Knob",
+    "Outcome",
+    "Settings",
+    "Stage",
+    "csv_list",
+    "knob",
+    "run",
+    "stage_key",
+]
+
+Stage = Literal["setup", "run", "rescore"]
+STAGES: tuple[Stage, ...] = ("setup", "run", "rescore")
 
 REQUIRED: Any = object()
 """Default of a knob the user must give (a ``required`` CLI flag; the page always sets it)."""
@@ -37,32 +62,92 @@ REQUIRED: Any = object()
 
 @dataclass(frozen=True)
 class Knob:
-    """What a widget and a CLI flag need to know about one setting.
+    """What a widget and a CLI flag need to know about one setting, and every rule its value obeys.
 
     Attributes
     ----------
     label, help : str
         The widget's label and help; the flag's help.
     bound : Bound, optional
-        Allowed range (audit_core.common.limits), checked for the page and the CLI alike.
+        The allowed range (audit_core.common.limits; open or closed at either end).
     choices : tuple, optional
-        Allowed values (a select box; argparse ``choices``).
-    rescore : bool
-        Changing it only re-scores a finished run (no retraining, no new distances).
+        The allowed values (a select box; argparse ``choices``). With a ``bound`` too, a value is
+        one of the choices or a number within the bound (the KDE bandwidth: a rule or a width).
+        For a list knob (a tuple default), each item is checked.
+    min_items : int
+        A list knob needs at least this many items.
+    stage : {"setup", "run", "rescore"}
+        Which step of the audit reads it (module docstring); changing a ``rescore`` knob never recomputes.
     flag : str
         The CLI flag (default ``--`` + the field name with dashes).
     parse : callable, optional
-        Text to value on the CLI (default: the type of the default). The reproduce command
-        writes a value back as ``str`` (a list comma-joined), which ``parse`` must read.
+        Text to value on the CLI (default: from the default's type, the bound and the choices; a list
+        knob reads comma-separated items).
+    format : callable, optional
+        Value to text for the reproduce command (default ``str``; a list comma-joined); ``parse`` reads it back.
     """
 
     label: str
     help: str = ""
     bound: Bound | None = None
     choices: tuple[Any, ...] | None = None
-    rescore: bool = False
+    min_items: int = 0
+    stage: Stage = "run"
     flag: str = ""
     parse: Callable[[str], Any] | None = None
+    format: Callable[[Any], str] | None = None
+
+    @property
+    def rescore(self) -> bool:
+        return self.stage == "rescore"
+
+    def check(self, value: Any, *, name: str) -> None:
+        """Raise :class:`InputError` naming the rule unless ``value`` (or each item of a list) obeys it."""
+        values = value if isinstance(value, tuple | list) else (value,)
+        if len(values) < self.min_items:
+            raise InputError(f"{name} needs at least {self.min_items} value{'s' if self.min_items > 1 else ''}; got none.")
+        choices = self.choices
+        for v in values:
+            if choices is not None and v in choices:
+                continue
+            if self.bound is not None and (choices is None or _is_number(v)):
+                self.bound.check(v, name=name)
+                continue
+            if choices is not None:
+                also = f", or {self.bound.rule(name='a number').removeprefix('a number must be ')}" if self.bound else ""
+                raise InputError(f"{name} must be one of {', '.join(map(str, choices))}{also}; got {v!r}.")
+
+    def parser(self, default: Any) -> Callable[[str], Any]:
+        """Text to value for the CLI (and for the reproduce command's text read back)."""
+        if self.parse is not None:
+            return self.parse
+        if isinstance(default, tuple):
+            item = float if self.bound is not None and not self.bound.integer else int if self.bound is not None else str
+            return lambda text: tuple(_parse_item(v, item, self.choices) for v in csv_list(text))
+        if self.choices is not None and self.bound is not None:
+            return lambda text: _parse_item(text, float, self.choices)
+        if isinstance(default, int | float) and not isinstance(default, bool):
+            return type(default)
+        if self.bound is not None:
+            return int if self.bound.integer else float
+        return str
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _parse_item(text: str, kind: type, choices: tuple[Any, ...] | None) -> Any:
+    text = str(text).strip()
+    if choices is not None and text.lower() in {str(c).lower() for c in choices}:
+        return next(c for c in choices if str(c).lower() == text.lower())
+    if kind is str:
+        return text
+    try:
+        return kind(text)
+    except ValueError:
+        named = f"one of {', '.join(map(str, choices))} or " if choices else ""
+        raise InputError(f"expected {named}{'a whole number' if kind is int else 'a number'}, got {text!r}") from None
 
 
 def knob(default: Any, label: str, help: str = "", **options: Any) -> Any:
@@ -78,23 +163,13 @@ def csv_list(text: str | None) -> tuple[str, ...]:
     return tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
 
 
-def parse_float_list(text: str) -> tuple[float, ...]:
-    """``"0.001,0.01"`` -> ``(0.001, 0.01)`` (target FPRs on the CLI)."""
-    try:
-        values = tuple(float(v) for v in csv_list(text))
-    except ValueError:
-        raise InputError(f"expected comma-separated numbers like 0.001,0.01,0.1, got {text!r}") from None
-    if not values:
-        raise InputError("expected at least one number, e.g. 0.01")
-    return values
-
-
 @dataclass(frozen=True)
 class Settings:
     """Base of every audit's settings: a frozen dataclass of :func:`knob` fields.
 
-    ``validate()`` checks every bound and choice (the page and the CLI refuse the same
-    values with the same sentence, naming the limit).
+    ``validate()`` checks every knob's rule (the page and the CLI refuse the same values
+    with the same sentence, naming the limit); a subclass adds a rule that ties knobs
+    together by extending it. Nothing inside an audit checks a setting again.
     """
 
     @classmethod
@@ -114,19 +189,27 @@ class Settings:
     def flag(cls, name: str) -> str:
         return cls.knobs()[name].flag or "--" + name.replace("_", "-")
 
+    @classmethod
+    def stage_of(cls, stage: Stage) -> set[str]:
+        """The knobs read by ``stage``."""
+        return {n for n, k in cls.knobs().items() if k.stage == stage}
+
     def validate(self) -> None:
-        """Raise :class:`InputError` for a missing, out-of-range or unknown value."""
+        """Raise :class:`InputError` for a missing value or one that breaks its knob's rule."""
         for name, k in self.knobs().items():
             value = getattr(self, name)
             if value is None:
                 if name in self.required():
                     raise InputError(f"{self.flag(name)} ({k.label}) is required.")
                 continue
-            values = value if isinstance(value, tuple) else (value,)  # a list knob: each value checked
-            for v in values if k.bound is not None else ():
-                k.bound.check(v, name=self.flag(name))
-            if k.choices is not None and any(v not in k.choices for v in values):
-                raise InputError(f"{self.flag(name)} must be one of {', '.join(map(str, k.choices))}; got {value!r}.")
+            k.check(value, name=self.flag(name))
+
+    def upto(self, stage: Stage) -> Settings:
+        """These settings with every knob of a later stage at its default (what ``stage`` may read)."""
+        later = STAGES[STAGES.index(stage) + 1 :]
+        defaults = self.defaults()
+        reset = {n: defaults[n] for n, k in self.knobs().items() if k.stage in later and n in defaults}
+        return dataclasses.replace(self, **reset)
 
     def changed(self, other: Settings) -> set[str]:
         """Names of the fields that differ from ``other``."""
@@ -145,35 +228,45 @@ class Settings:
             if isinstance(value, bool):
                 args += [self.flag(name)] if value else []
                 continue
-            text = ",".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
+            show = self.knobs()[name].format or str
+            text = ",".join(map(show, value)) if isinstance(value, tuple | list) else show(value)
             args += [self.flag(name), text]
         return args
 
 
-def read_table_input(source: Any, name: str) -> Any:
-    from audit_core.common.tables import read_table
-
-    return read_table(source, name=name)
-
-
 @dataclass(frozen=True)
 class InputSpec:
-    """One input an audit reads: its CLI flag (``--<name>``), what it is, whether it is needed, how it is loaded.
+    """One input an audit reads: its CLI flag (``--<name>``), what it is, whether it is needed, how it is read.
 
-    ``load(source, name)`` turns a path (CLI) or an upload's bytes (page) into what ``run``
-    takes; the default reads a table (CSV or Parquet, validated). ``None`` hands the path
-    or bytes over as they are (images and models are read by the audit itself).
+    A table (the default) is read by :func:`audit_core.common.tables.read_table` (CSV or Parquet,
+    validated), named in messages by its file name, or by the input's own name where
+    ``named_by_role`` (the synthetic audit's train, holdout, ...); any other input by ``load(source,
+    file name)``, or handed over as the path or bytes when ``load`` is None (images, models read by the audit).
     """
 
     name: str
     help: str
     required: bool = True
     flag: str = ""
-    load: Callable[[Any, str], Any] | None = read_table_input
+    table: bool = True
+    named_by_role: bool = False
+    load: Callable[[Any, str], Any] | None = None
 
     @property
     def cli_flag(self) -> str:
         return self.flag or "--" + self.name.replace("_", "-")
+
+    def message_name(self, filename: str) -> str:
+        """How messages about this input name it."""
+        return self.name if self.named_by_role else filename
+
+    def read(self, source: Any, filename: str) -> Any:
+        """The input from a path (CLI) or an upload's bytes (page)."""
+        if self.table:
+            from audit_core.common.tables import read_table
+
+            return read_table(source, name=self.message_name(filename))
+        return self.load(source, filename) if self.load else source
 
 
 @dataclass(frozen=True)
@@ -193,10 +286,51 @@ class Inputs:
     def get(self, name: str, default: Any = None) -> Any:
         return self.data.get(name, default)
 
+    def name(self, key: str, default: str | None = None) -> str:
+        """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none)."""
+        from pathlib import Path
+
+        return Path(self.paths.get(key, default or key)).name
+
 
 @dataclass(frozen=True)
-class Audit:
-    """A registry entry: everything a page, the CLI and a report need to know about one audit."""
+class Context:
+    """What an audit's steps get besides the inputs and settings: the seed and the machinery.
+
+    ``prepared`` is what ``Audit.prepare`` returned (None for an audit without a setup
+    stage); ``cache`` a mapping the front end keeps between runs (the dashboard's result
+    store; None on the CLI), for an audit that keeps parts of its own work (the comparison's
+    fits); ``progress_for(name)`` an extra progress callback per named part (a generator).
+    """
+
+    seed: int
+    progress: ProgressFn = field(default=as_progress(None))
+    client: Any = None
+    cache: MutableMapping[Hashable, Any] | None = None
+    prepared: Any = None
+    progress_for: Callable[[str], ProgressFn | None] | None = None
+
+
+S = TypeVar("S", bound=Settings)
+R = TypeVar("R", bound="Result")
+
+
+class Result(Protocol):
+    """What an audit's ``run`` returns: anything with a JSON summary."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Audit(Generic[S, R]):
+    """A registry entry: everything a page, the CLI and a report need to know about one audit.
+
+    ``run(inputs, settings, ctx)`` does the work; ``prepare(inputs, settings, ctx)``, when
+    given, the slow setup stage before it (``ctx.prepared`` holds its value in ``run``),
+    ``setup_share`` of the progress bar. ``check(inputs, settings)`` refuses inputs that do not
+    fit the settings (a target column that is not there) before anything is computed.
+    ``rescore(value, settings, ctx)`` applies the ``rescore`` knobs to a finished run.
+    """
 
     name: str
     title: str
@@ -205,41 +339,36 @@ class Audit:
     needs: str
     method: str
     inputs: tuple[InputSpec, ...]
-    settings: type[Settings]
-    run: Callable[..., Any]
-    verdict: Callable[[Any], str]
-    decision: Callable[[Any], Decision] | None = None
+    settings: type[S]
+    run: Callable[[Inputs, S, Context], R]
+    verdict: Callable[[R], str]
+    decision: Callable[[R], Decision] | None = None
     """The release decision (level, headline, reasons, next steps): the JSON's ``verdict`` block and ``--fail-on``."""
-    report: Callable[[Outcome], Any] | None = None
-    summary: Callable[[Outcome], list[str]] | None = None
-    rescore: Callable[..., Any] | None = None
-    records: Callable[[Outcome], Any] | None = None
-    notes: Callable[[Outcome], list[str]] | None = None
-    after: Callable[[Outcome], list[str]] | None = None
+    prepare: Callable[[Inputs, S, Context], Any] | None = None
+    setup_share: float = 0.5
+    check: Callable[[Inputs, S], None] | None = None
+    rescore: Callable[[R, S, Context], R] | None = None
+    report: Callable[[Outcome[S, R]], Report] | None = None
+    summary: Callable[[Outcome[S, R]], list[str]] | None = None
+    records: Callable[[Outcome[S, R]], Any] | None = None
+    notes: Callable[[Outcome[S, R]], list[str]] | None = None
+    after: Callable[[Outcome[S, R]], list[str]] | None = None
     page: str | None = None
     section: str = ""
     outputs: tuple[str, ...] = ("json", "html", "pdf")
-    save: Callable[[Outcome, str], str | bytes] | None = None
+    save: Callable[[Outcome[S, R], str], str | bytes] | None = None
     """For a tool that makes a file (``--out``): the file's content, for the path's suffix."""
 
 
-class Ran(NamedTuple):
-    """What ``Audit.run`` may return instead of a bare value: the value and extras kept beside it."""
-
-    value: Any
-    extras: dict[str, Any]
-
-
-@dataclass
-class Outcome:
+@dataclass(frozen=True)
+class Outcome(Generic[S, R]):
     """One finished audit: its value, and the inputs, settings and seed that made it (the ``Result``)."""
 
-    audit: Audit
-    value: Any
+    audit: Audit[S, R]
+    value: R
     inputs: Inputs
-    settings: Settings
+    settings: S
     seed: int
-    extras: dict[str, Any] = field(default_factory=dict)
 
     PROGRAM: ClassVar[str] = "python -m audit_core"
 
@@ -251,7 +380,7 @@ class Outcome:
         return self.audit.decision(self.value) if self.audit.decision else None
 
     def to_json(self) -> dict[str, Any]:
-        """The value's JSON with the release decision first under ``verdict`` (when the audit makes one)."""
+        """The ``--json`` document: the value's JSON with the release decision first under ``verdict``."""
         decision = self.decision()
         body = self.value.to_json()
         return body if decision is None else {"verdict": decision.to_json(), **body}
@@ -261,6 +390,7 @@ class Outcome:
         return self.audit.summary(self) if self.audit.summary else []
 
     def records(self) -> Any:
+        """The per-record table (``--records``; the page's per-record download), None where there is none."""
         return self.audit.records(self) if self.audit.records else None
 
     def after_verdict(self) -> list[str]:
@@ -271,34 +401,18 @@ class Outcome:
         """Lines for stderr: warnings, timings (nothing that belongs in the JSON)."""
         return self.audit.notes(self) if self.audit.notes else []
 
-    def report(self) -> Any:
-        """The report, with the command that reproduces it."""
+    def report(self) -> Report:
+        """The report: the audit's title and question, the command that reproduces it, and the ``--json`` document."""
         if self.audit.report is None:  # pragma: no cover - the CLI offers --html only where there is a report
             raise ValueError(f"{self.audit.name} has no report")
-        report = self.audit.report(self)
-        decision = self.decision()
-        metrics = self.to_json()  # the report's JSON is the --json document, byte for byte
         from audit_core.common.regulation import regulation_rows
         from audit_core.common.threats import cards_for
 
-        return dataclasses.replace(report, command=self.command(), decision=decision, metrics=metrics,
+        decision = self.decision()
+        return dataclasses.replace(self.audit.report(self), title=self.audit.title, question=self.audit.question,
+                                   command=self.command(), decision=decision, metrics=self.to_json(),
                                    regulation=regulation_rows(self.audit.name, decision),
                                    threats=cards_for(self.audit.name))  # fmt: skip
-
-    def rescore(self, **cheap: Any) -> Outcome:
-        """The same run re-scored with new values of ``rescore`` knobs (instant; nothing retrained)."""
-        settings = dataclasses.replace(self.settings, **cheap)
-        settings.validate()
-        knobs = self.settings.knobs()
-        costly = sorted(n for n in settings.changed(self.settings) if not knobs[n].rescore)
-        if costly:
-            raise ValueError(f"{', '.join(costly)} need a new run, not a re-score")
-        if not settings.changed(self.settings):
-            return self
-        if self.audit.rescore is None:  # pragma: no cover - an audit with rescore knobs has a rescore
-            raise ValueError(f"{self.audit.name} has nothing to re-score")
-        value = self.audit.rescore(self.value, settings, seed=self.seed)
-        return dataclasses.replace(self, value=value, settings=settings)
 
     def command(self, *, json: str | None = "out.json") -> str:
         """The exact ``python -m audit_core ...`` line that gives this result (same JSON)."""
@@ -312,20 +426,56 @@ class Outcome:
         return self.PROGRAM + " " + shlex.join(args)
 
 
+def stage_key(audit: Audit[Any, Any], inputs: Inputs, settings: Settings, seed: int, stage: Stage) -> str:
+    """The key of what ``stage`` computes from these inputs, settings and seed (knobs of later stages left out)."""
+    return fingerprint(audit.name, stage, dict(inputs.data), settings.upto(stage).as_dict(), seed)
+
+
 def run(
-    audit: Audit,
+    audit: Audit[S, R],
     inputs: Inputs,
-    settings: Settings,
+    settings: S,
     *,
     seed: int,
     progress: ProgressFn | None = None,
     client: Any = None,
-) -> Outcome:
-    """Validate the settings and the seed, run the audit, wrap the value in an :class:`Outcome`."""
+    cache: MutableMapping[Hashable, Any] | None = None,
+    progress_for: Callable[[str], ProgressFn | None] | None = None,
+) -> Outcome[S, R]:
+    """Validate, run every stage, re-score: the one way to an audit's :class:`Outcome` (page and CLI).
+
+    ``cache`` (the dashboard's result store) keeps the setup stage's value between calls, keyed by
+    :func:`stage_key`; the run stage always sees the re-score knobs at their defaults, and
+    ``Audit.rescore`` applies them after, so a re-score from a kept run equals a fresh run.
+    """
     settings.validate()
     SEED.check(seed, name="--seed")
-    value = audit.run(inputs, settings, seed=seed, progress=progress, client=client)
-    extras: dict[str, Any] = {}
-    if isinstance(value, Ran):
-        value, extras = value
-    return Outcome(audit=audit, value=value, inputs=inputs, settings=settings, seed=seed, extras=extras)
+    if audit.check is not None:
+        audit.check(inputs, settings)
+    progress = as_progress(progress)
+    prepared, share = None, audit.setup_share if audit.prepare is not None else 0.0
+    if audit.prepare is not None:
+        key = stage_key(audit, inputs, settings, seed, "setup")
+        prepared = cache.get(key) if cache is not None else None
+        if prepared is None:
+            ctx = Context(seed, sub_progress(progress, 0.0, share), client, cache, None, progress_for)
+            prepared = audit.prepare(inputs, settings.upto("setup"), ctx)  # type: ignore[arg-type]
+            if cache is not None:
+                cache[key] = prepared
+    ctx = Context(seed, sub_progress(progress, share, 1.0), client, cache, prepared, progress_for)
+    value = audit.run(inputs, settings.upto("run"), ctx)  # type: ignore[arg-type]
+    return rescore(Outcome(audit, value, inputs, settings.upto("run"), seed), settings)  # type: ignore[arg-type]
+
+
+def rescore(outcome: Outcome[S, R], settings: S) -> Outcome[S, R]:
+    """``outcome`` (a finished run) at ``settings``, which may differ from its own only in ``rescore`` knobs."""
+    costly = sorted(n for n in settings.changed(outcome.settings) if not settings.knobs()[n].rescore)
+    if costly:
+        raise ValueError(f"{', '.join(costly)} need a new run, not a re-score")
+    if not settings.changed(outcome.settings):
+        return outcome
+    if outcome.audit.rescore is None:  # pragma: no cover - an audit with rescore knobs has a rescore
+        raise ValueError(f"{outcome.audit.name} has nothing to re-score")
+    settings.validate()
+    value = outcome.audit.rescore(outcome.value, settings, Context(outcome.seed))
+    return dataclasses.replace(outcome, value=value, settings=settings)

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit_core.common.runtime import pick_device
 from audit_core.common.tables import infer_column_types
-from audit_core.synthetic.comparison import split_real_table
 from audit_core.synthetic.generators import GENERATORS, make_generator
+from audit_core.synthetic.split import split_real_table
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "adult.csv"
 

@@ -12,7 +12,7 @@ import streamlit as st
 from audit_core.common.decision import Decision
 from audit_core.common.glossary import terms_in
 
-__all__ = ["glossary_expander", "show_decision", "threat_cards"]
+__all__ = ["assumption_caption", "glossary_expander", "show_decision", "threat_cards"]
 
 _BOX = {"high": st.error, "elevated": st.warning, "low": st.success}
 _ICON = {"high": "⛔", "elevated": "⚠️", "low": "✅"}
@@ -66,3 +66,10 @@ def threat_cards(audit_name: str) -> None:
                     st.markdown(f"*Attacker knows:* {card['the attacker knows']}  \n*Measures:* "
                                 f"{card['the number measures']}  \n*Good is:* {card['good is']}  \n*If bad:* "
                                 f"{card['if it is bad']}")  # fmt: skip
+
+
+def assumption_caption() -> None:
+    """What every epsilon lower bound assumes (audit_core.common.privacy_bound), under the numbers that rest on it."""
+    from audit_core.common.privacy_bound import ASSUMPTION
+
+    st.caption("Assumption: " + ASSUMPTION)

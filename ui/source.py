@@ -8,7 +8,9 @@ from typing import Any, NamedTuple
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from ui.common import load_table, show_input_error, take_autorun
+from ui.run import show_input_error
+from ui.session import take_autorun
+from ui.store import load_table
 
 __all__ = ["Source", "sample_or_upload"]
 

@@ -11,9 +11,8 @@ class Home:
 
 class Synthetic:
     AUTORUN = "synthetic.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "synthetic.result"
+    RESULT = "synthetic.result"  # the last ui.run.Request (tables, settings, seed); the result store holds its outcome
     SOURCE = "synthetic.source"
-    PATHS = "synthetic.paths"  # role -> the file as the CLI would be given it (sample path or upload name)
     BANDWIDTH = "synthetic.bandwidth"  # bandwidth multiplier slider: re-scores, never recomputes distances
     PRIOR = "synthetic.prior"  # prior slider: re-scores, never recomputes distances
     BANDWIDTH_RULE = "synthetic.bandwidth_rule"  # silverman / scott / cv: re-scores too
@@ -22,30 +21,29 @@ class Synthetic:
     UPLOAD = "synthetic.upload"  # prefix of the upload widgets' keys
     EXPOSED_BY = "synthetic.exposed_by"
     EXPLAIN = "synthetic.explain"
-    DISCLOSURE = "synthetic.disclosure"  # prefix of the disclosure section's role editor and attack settings
+    DISCLOSURE = "synthetic.disclosure"  # prefix of the disclosure form's widgets (roles, attacks, k)
     GROUPS = "synthetic.groups"  # the column of the risk-by-group table: re-scores, never recomputes distances
 
 
 class Generators:
     AUTORUN = "generators.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "generators.result"  # key of (comparison, table) in ui.common's result store
+    RESULT = "generators.result"  # the last ui.run.Request; the result store holds its outcome and the fits
     SOURCE = "generators.source"
-    CACHE = "generators.cache"  # namespace in ui.common's result store: fitted generators, samples and audits
     BANDWIDTH = "generators.bandwidth"
     PRIOR = "generators.prior"
 
 
 class Lira:
     AUTORUN = "lira.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "lira.result"  # dict: pool (ModelPool), data (DataFrame), name, settings
+    RESULT = "lira.result"  # the last ui.run.Request; the result store holds the trained models and the outcome
     SOURCE = "lira.source"
-    FPR = "lira.fpr"  # alpha slider: re-scores the trained pool, never retrains
+    FPR = "lira.fpr"  # alpha slider: re-evaluates the trained models, never retrains them
     GROUPS = "lira.groups"  # the column of the risk-by-group table: re-scores, never retrains
 
 
 class Fabrication:
     AUTORUN = "fabrication.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "fabrication.result"  # dict: key (of the result in ui.common's store), inputs
+    RESULT = "fabrication.result"  # the last ui.run.Request; the result store holds the trained models and the outcome
     SOURCE = "fabrication.source"
     LAMBDA = "fabrication.lambda"  # AR-MIA lambda slider: re-scores, never re-attacks
     MIA = "fabrication.mia"  # which MIA the histograms / ROC / lambda plots show
@@ -55,21 +53,21 @@ class Fabrication:
 
 class ScoreCheck:
     AUTORUN = "score_check.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "score_check.result"  # dict: check (ScoreCheck), inputs, source
+    RESULT = "score_check.result"  # the last ui.run.Request
     SOURCE = "score_check.source"
     UPLOAD = "score_check.upload"
 
 
 class OwnModel:
     AUTORUN = "own_model.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "own_model.result"  # dict: outcome, source
+    RESULT = "own_model.result"  # the last ui.run.Request
     SOURCE = "own_model.source"
     UPLOAD = "own_model.upload"  # prefix of the upload widgets' keys
 
 
 class DpClaim:
     AUTORUN = "dp_claim.autorun"  # set by the home page's "Run on the sample" button
-    RESULT = "dp_claim.result"  # dict: outcome, source
+    RESULT = "dp_claim.result"  # the last ui.run.Request
     SOURCE = "dp_claim.source"
     UPLOAD = "dp_claim.upload"
 

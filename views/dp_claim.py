@@ -6,26 +6,20 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.dp.audit import DpAuditResult
-from audit_core.dp.figures import epsilon_figure, guesses_table, score_figure, summary_table
-from audit_core.dp.spec import DP_AUDIT, DpSettings
-from audit_core.dp.verdict import NOT_A_PROOF, verdict
+from audit_core.dp.figures import NOT_A_PROOF, epsilon_figure, guesses_table, score_figure, summary_table
+from audit_core.registry import REGISTRY
 from ui import state
-from ui.common import (
-    metric_card,
-    remember_result,
-    report_downloads,
-    reproduce,
-    run_audit,
-    seed_input,
-    show_input_error,
-)
+from ui.cards import metric_card
 from ui.decision import show_decision, threat_cards
+from ui.downloads import outcome_downloads
+from ui.run import Request, audit_outcome
+from ui.session import remember_result
 from ui.source import sample_or_upload
-from ui.widgets import knob_input
+from ui.widgets import knob_input, seed_input
 
+DP_AUDIT = REGISTRY["dp-audit"]
+DpSettings = DP_AUDIT.settings
 PAGE = "DP claim check"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "adult.csv"
@@ -65,31 +59,21 @@ if table is not None:
         submitted = st.form_submit_button("▶ Train with DP-SGD and audit the claim", type="primary")
     st.caption(f"{name}: {len(table):,} rows × {table.shape[1]} columns")
 
+request = None
 if autorun and table is not None:
-    target, model, epsilon, delta, canaries, kind, epochs, seed = SAMPLE_TARGET, "logistic", 1.0, 1e-5, 1000, \
-        "population", 10, 0  # fmt: skip
-    submitted = True
-
-if submitted:
-    try:
-        settings = DpSettings(target=target, epsilon=float(epsilon), delta=float(delta), canaries=int(canaries),
-                              canary_kind=kind, model=model, epochs=int(epochs))  # fmt: skip
-        _, outcome = run_audit(DP_AUDIT, Inputs({"data": table}, {"data": path}), settings, seed=int(seed),
-                               label="Training with and without DP-SGD")  # fmt: skip
-        st.session_state[state.DpClaim.RESULT] = {"outcome": outcome, "source": name}
-    except InputError as exc:
-        show_input_error(exc)
-        st.session_state.pop(state.DpClaim.RESULT, None)
-
-saved = st.session_state.get(state.DpClaim.RESULT)
-if saved is None:
+    request = Request(Inputs({"data": table}, {"data": path}), DpSettings(target=SAMPLE_TARGET, epsilon=1.0), 0)
+elif submitted:
+    settings = DpSettings(target=target, epsilon=float(epsilon), delta=float(delta), canaries=int(canaries),
+                          canary_kind=kind, model=model, epochs=int(epochs))  # fmt: skip
+    request = Request(Inputs({"data": table}, {"data": path}), settings, int(seed))
+outcome = audit_outcome(DP_AUDIT, state.DpClaim.RESULT, request, label="Training with and without DP-SGD")
+if outcome is None:
     st.stop()
 
-outcome = saved["outcome"]
-result: DpAuditResult = outcome.value
+result = outcome.value
 st.divider()
-st.subheader(f"Result: {saved['source']}")
-show_decision(outcome.decision(), verdict(result))
+st.subheader(f"Result: {outcome.inputs.name('data')}")
+show_decision(outcome.decision(), outcome.verdict())
 threat_cards(outcome.audit.name)
 
 b = result.dp.bound
@@ -119,11 +103,11 @@ with st.expander("Every number of guesses r (each tested at 5 % / grid size)"):
     st.dataframe(guesses_table(result), hide_index=True, width="stretch")
 
 st.subheader("Downloads")
-reproduce(outcome, key="dp_claim.downloads")
-report_downloads(outcome.report(), records=result.canary_table(), key="dp_claim.downloads")
+outcome_downloads(outcome, key="dp_claim.downloads")
 
 remember_result(
     PAGE,
-    f"{saved['source']}: claim epsilon {result.epsilon:g}, " + ("disproved." if result.disproved else "not disproved."),
+    f"{outcome.inputs.name('data')}: claim epsilon {result.epsilon:g}, "
+    + ("disproved." if result.disproved else "not disproved."),
     {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"},
 )

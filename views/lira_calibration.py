@@ -1,53 +1,37 @@
 """Calibrated vs naive LiRA: is 'TPR at 1 % FPR' a number one can trust? (docs/methods.md §2)"""
 
-from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.hashing import fingerprint
 from audit_core.contract import Inputs
-from audit_core.lira.audit import check_lira_settings
 from audit_core.lira.figures import (
     LABELS,
     fpc_figure,
     models_sweep_figure,
     per_sample_fpr_figure,
-    records_table,
     roc_figure,
     tpr_table,
     vulnerable_table,
 )
-from audit_core.lira.spec import LIRA, LiraSettings, fpc_sims
-from audit_core.lira.verdict import verdict
+from audit_core.registry import REGISTRY
 from ui import state
-from ui.common import (
-    HELP,
-    cached_run,
-    load_table,
-    metric_card,
-    remember_result,
-    report_downloads,
-    reproduce,
-    run_audit,
-    seed_input,
-    show_input_error,
-    take_autorun,
-)
+from ui.cards import HELP, metric_card
 from ui.decision import show_decision, threat_cards
-from ui.widgets import knob_input
+from ui.downloads import outcome_downloads
+from ui.run import Request, audit_outcome, load_input, show_input_error
+from ui.session import remember_result, take_autorun
+from ui.widgets import knob_input, seed_input
 
+LIRA = REGISTRY["lira"]
+LiraSettings = LIRA.settings
 PAGE = "Calibrated LiRA"
 SAMPLES = {
     "German Credit (1,000 rows)": (Path("sample_data/german_credit.csv"), "credit"),
     "Adult (32,561 rows)": (Path("sample_data/adult.csv"), "income_per_year"),
 }
 ALPHAS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1]
-
-
-def _fpc(n_models: int, seed: int, *, progress=None):
-    return fpc_sims(n_models, seed)
 
 
 st.title("📏 Calibrated LiRA: can the low-FPR number be trusted?")
@@ -59,21 +43,22 @@ st.markdown(
 
 # ----------------------------------------------------------------------------- inputs
 autorun = take_autorun(state.Lira.AUTORUN)
-alpha = knob_input(st, LiraSettings, "fpr", options=ALPHAS, value=0.05, slider=True, key=state.Lira.FPR)
+if autorun:
+    st.session_state[state.Lira.SOURCE] = next(iter(SAMPLES))
 source = st.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, horizontal=True)
-data = name = default_target = None
+data = path = default_target = None
 try:
     if source == "Upload a table":
         upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key="lira.upload")
         if upload is not None:
-            data, name = load_table(upload.getvalue(), upload.name, upload=True), upload.name
+            data, path = load_input(LIRA, "data", upload.getvalue(), upload.name, upload=True), upload.name
     else:
-        path, default_target = SAMPLES[source]
-        data, name = load_table(path, path.name, upload=False), path.name
+        sample, default_target = SAMPLES[source]
+        data, path = load_input(LIRA, "data", sample, sample.name, upload=False), str(sample)
 except InputError as exc:
     show_input_error(exc)
 
-submitted = False
+request = None
 if data is not None:
     with st.form("lira.form"):
         left, right = st.columns(2)
@@ -81,53 +66,37 @@ if data is not None:
         target = knob_input(left, LiraSettings, "target", options=columns,
                             value=default_target if default_target in columns else columns[-1])  # fmt: skip
         model = knob_input(left, LiraSettings, "model")
-        n_models = knob_input(right, LiraSettings, "models", value=32, step=2)
+        n_models = knob_input(right, LiraSettings, "models", step=2)
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
-    st.caption(f"{name}: {len(data):,} rows × {data.shape[1]} columns")
+    st.caption(f"{Path(path).name}: {len(data):,} rows × {data.shape[1]} columns")
+    if autorun:
+        request = Request(Inputs({"data": data}, {"data": path}), LiraSettings(target=default_target), 0)
+    elif submitted:
+        settings = LiraSettings(target=target, model=model, models=int(n_models))
+        request = Request(Inputs({"data": data}, {"data": path}), settings, int(seed))
 
-if autorun:
-    path, target = next(iter(SAMPLES.values()))
-    data, name, model, n_models, seed = load_table(path, path.name, upload=False), path.name, "logistic", 32, 0
-    submitted = True
-
-if submitted:
-    try:
-        check_lira_settings(len(data), n_models=int(n_models), fpr=float(alpha))  # refuse bad M / alpha before training
-        st.session_state[state.Lira.RESULT] = {
-            "data": data,
-            "name": name,
-            "path": str(path) if source in SAMPLES or autorun else name,
-            "settings": LiraSettings(target=target, model=model, models=int(n_models)),
-            "seed": int(seed),
-        }
-    except InputError as exc:
-        show_input_error(exc)
-
-saved = st.session_state.get(state.Lira.RESULT)
-if saved is None:
-    st.info("Pick a table and press **Train** (German Credit with 32 logistic models takes a few seconds).")
+alpha = knob_input(st, LiraSettings, "fpr", options=ALPHAS, slider=True, key=state.Lira.FPR)
+_AUTO = "the column with the largest spread of risk"
+saved = st.session_state.get(state.Lira.RESULT) if request is None else request
+features = [] if saved is None else [c for c in saved.inputs["data"].columns if c != saved.settings.target]
+group_col = st.selectbox("Risk by group: group the records by", [_AUTO, *features], key=state.Lira.GROUPS,
+                         help="Uncommon records are hit hardest: each group gets the audited model's (model 0) TPR at "
+                         "1 % FPR, offline LiRA, threshold from the group's own non-members.")  # fmt: skip
+outcome = audit_outcome(LIRA, state.Lira.RESULT, request, label="Training the models as one batch", fpr=float(alpha),
+                        groups=None if group_col == _AUTO else group_col)  # fmt: skip
+if outcome is None:
+    st.info("Pick a table and press **Train** (German Credit with 64 logistic models takes a few seconds; moving alpha "
+            "re-evaluates the trained models, it never retrains them).")
     st.stop()
-
-fpr = float(alpha)
-settings = replace(saved["settings"], fpr=fpr)
-try:
-    # The models are trained once per table, target, model, M and seed (the one bounded result store);
-    # moving alpha re-scores them.
-    saved["token"], outcome = run_audit(
-        LIRA, Inputs({"data": saved["data"]}, {"data": saved["path"]}), settings, seed=saved["seed"],
-        label=f"Training {settings.models} {settings.model} models as one batch", cache_rescore=True,
-    )  # fmt: skip
-except InputError as exc:
-    show_input_error(exc)
-    st.stop()
-result = outcome.value
+result, settings, fpr = outcome.value, outcome.settings, float(alpha)
 pool = result.pool
 ev, sw = result.evaluation, result.sweep
+name = outcome.inputs.name("data")
 
 # ----------------------------------------------------------------------------- results
 st.caption(
-    f"{saved['name']}: {pool.n_samples} records, {pool.n_features} features, target '{pool.target}'. "
+    f"{name}: {pool.n_samples} records, {pool.n_features} features, target '{pool.target}'. "
     f"{pool.n_models} {pool.model} models trained in {pool.seconds:.1f} s; accuracy {pool.train_accuracy.mean():.3f} on "
     f"their own half, {pool.test_accuracy.mean():.3f} on the other half. Change alpha above to re-score without retraining."
 )
@@ -153,7 +122,7 @@ for col, (key, label) in zip(cols, short.items(), strict=True):
             )
 
 st.subheader("What to report")
-show_decision(outcome.decision(), verdict(result))
+show_decision(outcome.decision(), outcome.verdict())
 threat_cards(LIRA.name)
 
 tab_roc, tab_fpr, tab_m, tab_fpc, tab_rec = st.tabs(
@@ -184,9 +153,7 @@ with tab_m:
         f"pairs, so every record stays in half of them). The dashed line is M = 10/alpha = {ev.required_models}."
     )
 with tab_fpc:
-    sims = cached_run("Simulating the finite-population correction", fingerprint("fpc", pool.n_models, saved["seed"]),
-                      _fpc, pool.n_models, saved["seed"])  # fmt: skip
-    st.plotly_chart(fpc_figure(sims), width="stretch")
+    st.plotly_chart(fpc_figure(result.fpc_sims), width="stretch")
     st.markdown(
         "Efficient LiRA reuses one finite pool of shadow models trained on subsets of the same N+ records. Their spread "
         "understates the spread over fresh draws from the population by FPC = 1 - N/N+ on the variance (0.5 for "
@@ -196,27 +163,20 @@ with tab_fpc:
         "pool, where targets come from the same records as the shadows, it is conservative."
     )
 with tab_rec:
-    st.dataframe(vulnerable_table(ev, saved["data"]), hide_index=True, width="stretch")
+    st.dataframe(vulnerable_table(ev, outcome.inputs["data"]), hide_index=True, width="stretch")
     st.caption("Records with the highest TPR at their own alpha-threshold; separation = (mu_in - mu_out) / sd_out.")
 
 st.subheader("Risk by group")
-_AUTO = "the column with the largest spread of risk"
-features = [c for c in saved["data"].columns if c != settings.target]
-group_col = st.selectbox("Group the records by", [_AUTO, *features], key=state.Lira.GROUPS,
-                         help="Uncommon records are hit hardest: each group gets the audited model's (model 0) TPR at "
-                         "1 % FPR, offline LiRA, threshold from the group's own non-members.")  # fmt: skip
-outcome = outcome.rescore(groups=None if group_col == _AUTO else group_col)  # instant: nothing is retrained
-groups = outcome.value.groups
-st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 non-members in the group, so its "
-           "interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR at all.")  # fmt: skip
+groups = result.groups
+st.caption(f"Grouped by **{groups.column}** (choose the column above), worst group first. ⚠: fewer than 1,000 "
+           "non-members in the group, so its interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR "
+           "at all.")  # fmt: skip
 st.dataframe(groups.table(), hide_index=True, width="stretch")
 
-outcome = replace(outcome, extras={"fpc_sims": sims})
-reproduce(outcome, key="lira.downloads")
-report_downloads(outcome.report(), records=records_table(ev), key="lira.downloads")
+outcome_downloads(outcome, key="lira.downloads")
 remember_result(
     PAGE,
-    f"{pool.n_models} {pool.model} models on {saved['name']}: TPR at FPR {fpr:g}",
+    f"{pool.n_models} {pool.model} models on {name}: TPR at FPR {fpr:g}",
     {
         "naive": f"{100 * ev.tpr['naive']:.1f} %",
         "PP (t)": f"{100 * ev.tpr['post_processed_t']:.1f} %",

@@ -7,31 +7,19 @@ from pathlib import Path
 import streamlit as st
 
 from audit_core.common.errors import InputError
-from audit_core.common.privacy_bound import ASSUMPTION
 from audit_core.contract import Inputs
-from audit_core.model.attacks import ATTACKS
-from audit_core.model.audit import ModelAudit
 from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
-from audit_core.model.loading import read_model_bytes
-from audit_core.model.spec import MODEL, ModelSettings
-from audit_core.model.verdict import verdict
+from audit_core.registry import REGISTRY
 from ui import state
-from ui.common import (
-    HELP,
-    load_table,
-    metric_card,
-    remember_result,
-    report_downloads,
-    reproduce,
-    run_audit,
-    seed_input,
-    show_input_error,
-    take_autorun,
-    tpr_card,
-)
-from ui.decision import show_decision, threat_cards
-from ui.widgets import knob_input
+from ui.cards import HELP, metric_card, tpr_card
+from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.downloads import outcome_downloads
+from ui.run import Request, audit_outcome, load_input, show_input_error
+from ui.session import remember_result, take_autorun
+from ui.widgets import knob_input, seed_input
 
+MODEL = REGISTRY["model"]
+ModelSettings = MODEL.settings
 PAGE = "Audit my model"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = {
@@ -71,31 +59,27 @@ try:
                                                 key=state.OwnModel.UPLOAD + ".population"),
         }
         for role, upload in files.items():
-            if upload is None:
-                continue
-            raw = upload.getvalue()
-            data[role] = read_model_bytes(raw, upload.name) if role == "model" else load_table(raw, upload.name, upload=True)
-            paths[role] = upload.name
+            if upload is not None:
+                data[role] = load_input(MODEL, role, upload.getvalue(), upload.name, upload=True)
+                paths[role] = upload.name
         if len(data) < 3:
             st.info("Upload the model, the members' table and the population table.")
     else:
-        data = {"model": read_model_bytes(SAMPLE["model"], SAMPLE["model"].name)}
-        for role in ("train", "population"):
-            data[role] = load_table(SAMPLE[role], SAMPLE[role].name, upload=False)
+        data = {role: load_input(MODEL, role, p, p.name, upload=False) for role, p in SAMPLE.items()}
         paths = {role: str(p.relative_to(ROOT)) for role, p in SAMPLE.items()}
 except InputError as exc:
     show_input_error(exc)
     data = {}
 
 submitted = False
-settings = None
+request = None
 if len(data) == 3:
     columns = [str(c) for c in data["train"].columns]
     with st.form("own_model.form"):
         left, mid, right = st.columns(3)
         default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
         target = left.selectbox("Label column", columns, index=columns.index(default), help=ModelSettings.knobs()["target"].help)
-        attacks = left.multiselect("Attacks", list(ATTACKS), default=list(ATTACKS), help=ModelSettings.knobs()["attacks"].help)
+        attacks = knob_input(left, ModelSettings, "attacks")
         k = knob_input(mid, ModelSettings, "reference_models")
         family = knob_input(mid, ModelSettings, "reference_family",
                             value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
@@ -104,31 +88,23 @@ if len(data) == 3:
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Audit the model", type="primary")
     if autorun:
-        target, attacks, k, family, trusted, seed, submitted = "credit", list(ATTACKS), 4, "mlp", "", 0, True
-    if submitted:
-        settings = ModelSettings(target=target, attacks=tuple(a for a in ATTACKS if a in attacks), reference_models=int(k),
-                                 reference_family=family,
+        settings = ModelSettings(target="credit", reference_family="mlp")
+        request = Request(Inputs(data, paths), settings, 0)
+    elif submitted:
+        settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings().attacks if a in attacks),
+                                 reference_models=int(k), reference_family=family,
                                  trust_skops_types=tuple(t.strip() for t in trusted.split(",") if t.strip()))  # fmt: skip
+        request = Request(Inputs(data, paths), settings, int(seed))
 
-if submitted and settings is not None:
-    try:
-        _, outcome = run_audit(MODEL, Inputs(data, paths), settings, seed=int(seed), label="Auditing the model")
-        st.session_state[state.OwnModel.RESULT] = {"outcome": outcome, "source": paths.get("model", "model")}
-    except InputError as exc:
-        show_input_error(exc)
-        st.session_state.pop(state.OwnModel.RESULT, None)
-
-saved = st.session_state.get(state.OwnModel.RESULT)
-if saved is None:
+outcome = audit_outcome(MODEL, state.OwnModel.RESULT, request, label="Auditing the model")
+if outcome is None:
     st.stop()
-
-outcome = saved["outcome"]
-audit: ModelAudit = outcome.value
+audit = outcome.value
 st.divider()
-st.subheader(f"Result: {Path(saved['source']).name}")
-show_decision(outcome.decision(), verdict(audit))
+st.subheader(f"Result: {outcome.inputs.name('model')}")
+show_decision(outcome.decision(), outcome.verdict())
 threat_cards(MODEL.name)
-st.caption("Assumption: " + ASSUMPTION)
+assumption_caption()
 for w in audit.warnings:
     st.warning(w)
 
@@ -166,12 +142,11 @@ with st.expander("Per-record table (every candidate)"):
     st.dataframe(audit.records.head(2000), hide_index=True, width="stretch")
 
 st.subheader("Downloads")
-reproduce(outcome, key="own_model.downloads")
-report_downloads(outcome.report(), records=audit.records, key="own_model.downloads")
+outcome_downloads(outcome, key="own_model.downloads")
 
 best = audit.best()
 remember_result(
     PAGE,
-    f"{Path(saved['source']).name}: strongest attack '{best.name}', fidelity {'ok' if audit.fidelity.ok else 'NOT ok'}.",
+    f"{outcome.inputs.name('model')}: strongest attack '{best.name}', fidelity {'ok' if audit.fidelity.ok else 'NOT ok'}.",
     {"AUC": f"{best.auc:.3f}", "TPR at 1 % FPR": f"{best.tpr_at_fpr['0.01'].tpr:.3f}"},
 )

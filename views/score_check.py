@@ -6,29 +6,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit_core.common.errors import InputError
-from audit_core.common.privacy_bound import ASSUMPTION
 from audit_core.contract import Inputs
-from audit_core.scores.audit import ScoreCheck
+from audit_core.registry import REGISTRY
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
-from audit_core.scores.spec import SCORES, ScoreSettings
-from audit_core.scores.verdict import verdict
 from ui import state
-from ui.common import (
-    HELP,
-    metric_card,
-    remember_result,
-    report_downloads,
-    reproduce,
-    run_audit,
-    seed_input,
-    show_input_error,
-    tpr_card,
-)
-from ui.decision import show_decision, threat_cards
+from ui.cards import HELP, metric_card, tpr_card
+from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.downloads import outcome_downloads
+from ui.run import Request, audit_outcome
+from ui.session import remember_result
 from ui.source import sample_or_upload
-from ui.widgets import knob_input
+from ui.widgets import knob_input, seed_input
 
+SCORES = REGISTRY["scores"]
 PAGE = "Score check"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "scores.csv"
@@ -55,36 +45,27 @@ submitted = False
 if table is not None:
     with st.form("score_check.form"):
         left, mid, right = st.columns(3)
-        fprs = left.multiselect("Target FPRs", FPRS, default=list(ScoreSettings().fpr), help=HELP["tpr_at_fpr"])
-        delta = knob_input(mid, ScoreSettings, "delta", step=1e-6, format="%.0e")
+        fprs = knob_input(left, SCORES.settings, "fpr", options=FPRS, help=HELP["tpr_at_fpr"])
+        delta = knob_input(mid, SCORES.settings, "delta", step=1e-6, format="%.0e")
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Check the scores", type="primary")
     st.caption(f"{name}: {len(table):,} rows × {table.shape[1]} columns")
 
-if autorun and table is not None:
-    fprs, delta, seed, submitted = [0.001, 0.01, 0.1], 1e-5, 0, True
-
-if submitted:
-    try:
-        settings = ScoreSettings(fpr=tuple(sorted(float(f) for f in fprs)), delta=float(delta))
-        _, outcome = run_audit(SCORES, Inputs({"scores": table}, {"scores": path}), settings, seed=int(seed),
-                               label="Evaluating the scores")  # fmt: skip
-        st.session_state[state.ScoreCheck.RESULT] = {"outcome": outcome, "source": name}
-    except InputError as exc:
-        show_input_error(exc)
-        st.session_state.pop(state.ScoreCheck.RESULT, None)
-
-saved = st.session_state.get(state.ScoreCheck.RESULT)
-if saved is None:
+request = None
+if submitted or (autorun and table is not None):
+    settings = SCORES.settings() if autorun else SCORES.settings(fpr=tuple(sorted(float(f) for f in fprs)),
+                                                                delta=float(delta))  # fmt: skip
+    request = Request(Inputs({"scores": table}, {"scores": path}), settings, 0 if autorun else int(seed))
+outcome = audit_outcome(SCORES, state.ScoreCheck.RESULT, request, label="Evaluating the scores")
+if outcome is None:
     st.stop()
 
-outcome = saved["outcome"]
-check: ScoreCheck = outcome.value
+check = outcome.value
 st.divider()
-st.subheader(f"Result: {saved['source']}")
-show_decision(outcome.decision(), verdict(check))
+st.subheader(f"Result: {outcome.inputs.name('scores')}")
+show_decision(outcome.decision(), outcome.verdict())
 threat_cards(SCORES.name)
-st.caption("Assumption: " + ASSUMPTION)
+assumption_caption()
 
 for attack in check.attacks.values():
     with st.container(border=True):
@@ -97,8 +78,7 @@ for attack in check.attacks.values():
             metric_card(
                 "epsilon ≥",
                 f"{e.epsilon:.2f}",
-                help=f"With {100 * e.confidence:g} % confidence, not (epsilon, {e.delta:g})-DP for any smaller epsilon. "
-                + ASSUMPTION,
+                help=e.sentence(),
             )
             st.caption(f"delta {e.delta:g} · {e.n_pos:,} + {e.n_neg:,} held-out records")
         for col, t in zip(cols[2:], attack.tpr_at_fpr.values(), strict=True):
@@ -126,12 +106,11 @@ st.caption(
 st.dataframe(check.records.head(1000), hide_index=True, width="stretch")
 
 st.subheader("Downloads")
-reproduce(outcome, key="score_check.downloads")
-report_downloads(outcome.report(), records=check.records, key="score_check.downloads")
+outcome_downloads(outcome, key="score_check.downloads")
 
 best = max(check.attacks.values(), key=lambda a: a.epsilon.epsilon)
 remember_result(
     PAGE,
-    f"{saved['source']}: {len(check.attacks)} attack(s); strongest epsilon lower bound from '{best.name}'.",
+    f"{outcome.inputs.name('scores')}: {len(check.attacks)} attack(s); strongest epsilon lower bound from '{best.name}'.",
     {"epsilon ≥": f"{best.epsilon.epsilon:.2f}", "AUC": f"{best.auc:.3f}"},
 )

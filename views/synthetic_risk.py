@@ -10,38 +10,30 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.common.glossary import TERMS
-from audit_core.common.tables import ColumnTypes, infer_column_types
 from audit_core.contract import Inputs
-from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, exposed_records, record_comparison
-from audit_core.synthetic.disclosure import add_to_records
+from audit_core.registry import REGISTRY
 from audit_core.synthetic.figures import (
+    ATTACK_LABELS,
     REALISTIC_NOT_CALIBRATED,
     distance_figure,
-    exposed_table_for_display,
+    exposed_table,
     overlaps_table,
     p_member_figure,
+    record_table,
+    results_table,
+    risk_figure,
     roc_figure,
 )
-from audit_core.synthetic.spec import TABULAR, TabularResult, TabularSettings
-from audit_core.synthetic.verdict import verdict
 from ui import state
-from ui.common import (
-    HELP,
-    load_table,
-    metric_card,
-    remember_result,
-    report_downloads,
-    reproduce,
-    run_audit,
-    seed_input,
-    show_input_error,
-    take_autorun,
-    tpr_card,
-)
+from ui.cards import HELP, metric_card, tpr_card
 from ui.decision import glossary_expander, show_decision, threat_cards
-from ui.disclosure import disclosure_section
-from ui.widgets import knob_input
+from ui.downloads import outcome_downloads
+from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
+from ui.session import remember_result, take_autorun
+from ui.widgets import knob_input, seed_input
 
+TABULAR = REGISTRY["tabular"]
+TabularSettings = TABULAR.settings
 PAGE = "Synthetic-data risk"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {
@@ -58,43 +50,39 @@ ROLES = {
     "synthetic": "Synthetic table",
     "auxiliary": "Auxiliary data (optional)",
 }
-KINDS = ["numeric", "categorical", "ignore"]
-RULES = ["silverman", "scott", "cv"]
+KINDS = ("numeric", "categorical", "ignore")
 
 
-# ----------------------------------------------------------------------------- cached steps
 # ----------------------------------------------------------------------------- inputs
-def _load_tables(source: str) -> dict[str, pd.DataFrame] | None:
+def _load_tables(source: str) -> tuple[dict[str, pd.DataFrame], dict[str, str]] | None:
+    """The tables by role and their paths as the CLI is given them (a sample's, or the upload's own name)."""
     if source in SAMPLES:
         folder, synthetic = SAMPLES[source]
         names = {"train": "train", "holdout": "holdout", "synthetic": synthetic, "auxiliary": "auxiliary"}
-        found = {role: name for role, name in names.items() if (SAMPLE_DIR / folder / f"{name}.csv").is_file()}
-        st.session_state[state.Synthetic.PATHS] = {role: f"sample_data/{folder}/{name}.csv" for role, name in found.items()}
-        return {role: load_table(SAMPLE_DIR / folder / f"{name}.csv", name, upload=False) for role, name in found.items()}
-    cols = st.columns(4)
-    tables: dict[str, pd.DataFrame] = {}
-    for col, (role, label) in zip(cols, ROLES.items(), strict=True):
+        files = {role: SAMPLE_DIR / folder / f"{name}.csv" for role, name in names.items()}
+        files = {role: path for role, path in files.items() if path.is_file()}
+        tables = {role: load_input(TABULAR, role, path, path.name, upload=False) for role, path in files.items()}
+        return tables, {role: f"sample_data/{folder}/{path.name}" for role, path in files.items()}
+    tables, paths = {}, {}
+    for col, (role, label) in zip(st.columns(4), ROLES.items(), strict=True):
         upload = col.file_uploader(label, type=["csv", "parquet"], key=f"{state.Synthetic.UPLOAD}.{role}")
         if upload is not None:
-            tables[role] = load_table(upload.getvalue(), role, upload=True)
-            st.session_state.setdefault(state.Synthetic.PATHS, {})[role] = upload.name
+            tables[role] = load_input(TABULAR, role, upload.getvalue(), upload.name, upload=True)
+            paths[role] = upload.name
     missing = [ROLES[r] for r in ("train", "holdout", "synthetic") if r not in tables]
     if missing:
         st.info("Upload " + ", ".join(missing).lower() + " (CSV or Parquet) to start.")
         return None
-    st.session_state[state.Synthetic.PATHS] = {
-        role: name for role, name in st.session_state.get(state.Synthetic.PATHS, {}).items() if role in tables
-    }
-    return tables
+    return tables, paths
 
 
-def _column_editor(train: pd.DataFrame, source: str) -> ColumnTypes:
-    inferred = infer_column_types(train)
-    kinds = {c: "numeric" for c in inferred.numeric} | {c: "categorical" for c in inferred.categorical}
+def _column_editor(train: pd.DataFrame, source: str) -> dict[str, tuple[str, ...]]:
+    """The column-type editor; returns the types that differ from the inferred ones (the settings' overrides)."""
+    kinds = TabularSettings.column_kinds(train)
     frame = pd.DataFrame(
         {
             "column": [str(c) for c in train.columns],
-            "type": [kinds.get(str(c), "ignore") for c in train.columns],
+            "type": [kinds[str(c)] for c in train.columns],
             "example": [str(train[c].dropna().iloc[0]) if train[c].notna().any() else "" for c in train.columns],
             "distinct values": [int(train[c].nunique()) for c in train.columns],
         }
@@ -106,22 +94,18 @@ def _column_editor(train: pd.DataFrame, source: str) -> ColumnTypes:
         disabled=["column", "example", "distinct values"],
         column_config={
             "type": st.column_config.SelectboxColumn(
-                "type", options=KINDS, required=True, help="numeric: |x - s| / range; categorical: equal or not; ignore: left out"
+                "type", options=list(KINDS), required=True,
+                help="numeric: |x - s| / range; categorical: equal or not; ignore: left out",
             )
         },
         width="stretch",
     )
-    chosen = dict(zip(edited["column"], edited["type"], strict=True))
-    return infer_column_types(
-        train,
-        numeric=[c for c, k in chosen.items() if k == "numeric"],
-        categorical=[c for c, k in chosen.items() if k == "categorical"],
-        ignore=[c for c, k in chosen.items() if k == "ignore"],
-    )
+    changed = {c: k for c, k in zip(edited["column"], edited["type"], strict=True) if kinds[c] != k}
+    return {kind: tuple(c for c, k in changed.items() if k == kind) for kind in KINDS}
 
 
 # ----------------------------------------------------------------------------- results
-def _metric_cards(audit: SyntheticAudit) -> None:
+def _metric_cards(audit) -> None:
     for name in [k for k in ("true_distribution", "realistic", "domias") if k in audit.attacks]:
         m = audit.attacks[name]
         at = "score ≥ 0" if name == "domias" else "P ≥ 0.5"
@@ -178,7 +162,7 @@ def _metric_cards(audit: SyntheticAudit) -> None:
 
 
 
-def _verbatim_cards(audit: SyntheticAudit) -> None:
+def _verbatim_cards(audit) -> None:
     """Real records in the synthetic table: one count per real table, the rare copies, the near-copy scan."""
     v, link = audit.verbatim, audit.linkage
     if v is None:
@@ -206,7 +190,7 @@ def _verbatim_cards(audit: SyntheticAudit) -> None:
                 metric_card(label, value, help=help_text)
 
 
-def _exposed(audit: SyntheticAudit) -> None:
+def _exposed(audit) -> None:
     st.subheader("The most exposed records")
     by_label = st.radio(
         "Rank by",
@@ -215,17 +199,14 @@ def _exposed(audit: SyntheticAudit) -> None:
         key=state.Synthetic.EXPOSED_BY,
     )
     by = "p_member_true" if by_label.startswith("true") else "p_member_realistic"
-    top = exposed_records(audit, k=20, by=by)
-    st.dataframe(exposed_table_for_display(top), hide_index=True, width="stretch")
+    top = exposed_table(audit, k=20, by=by)
+    st.dataframe(top, hide_index=True, width="stretch")
     if top.empty:
         return
     labels = [f"#{r.rank}: {r.source} row {r.row} (P = {getattr(r, by):.3f}, d = {r.distance:.4f})" for r in top.itertuples()]
     pick = st.selectbox("Show a record beside its nearest synthetic record", labels, key=state.Synthetic.EXPLAIN)
     row = top.iloc[labels.index(pick)]
-    pos = audit.records.index[(audit.records["source"] == row["source"]) & (audit.records["row"] == row["row"])][0]
-    table = record_comparison(audit, int(audit.records.index.get_loc(pos)))
-    table["record"] = table["record"].astype(str)
-    table["nearest_synthetic"] = table["nearest_synthetic"].astype(str)
+    table = record_table(audit, row["source"], int(row["row"]))
     st.dataframe(
         table.style.format({"contribution": "{:.4f}", "share_of_distance": "{:.1%}"}).bar(
             subset=["share_of_distance"], color="#D55E00", vmin=0, vmax=1
@@ -235,15 +216,33 @@ def _exposed(audit: SyntheticAudit) -> None:
     )
 
 
-def _settings(types: ColumnTypes, rule: str, scale: float, prior: float, disclosure, groups=None) -> TabularSettings:
-    """The page's knobs as the audit's settings (the reproduce command and the report are built from them)."""
-    roles = {}
-    if disclosure is not None:
-        r = disclosure.roles
-        roles = {"disclosure": True, "known": r.known, "link_a": r.link_a, "link_b": r.link_b, "secrets": r.secrets,
-                 "n_attacks": int(disclosure.settings["n_attacks"]), "link_k": int(disclosure.settings["link_k"])}  # fmt: skip
-    return TabularSettings(categorical=tuple(types.categorical), numeric=tuple(types.numeric), ignore=tuple(types.ignored),
-                           bandwidth=rule, bandwidth_scale=scale, prior=prior, groups=groups, **roles)  # fmt: skip
+def _disclosure_form(request: Request) -> Request | None:
+    """The attacker's roles for the disclosure attacks; a new request (the same tables, with the roles) on click."""
+    train, settings = request.inputs["train"], request.settings
+    columns = [str(c) for c in train.columns if c not in settings.ignore]
+    try:
+        defaults = TabularSettings.default_roles(columns)
+    except InputError as exc:
+        st.caption(str(exc))
+        return None
+    n_rows = min(len(train), len(request.inputs["holdout"]))
+    prefix = state.Synthetic.DISCLOSURE
+    with st.form(f"{prefix}.form"):
+        known = knob_input(st, TabularSettings, "known", options=columns, value=defaults["known"], key=f"{prefix}.known")
+        c1, c2 = st.columns(2)
+        link_a = knob_input(c1, TabularSettings, "link_a", options=columns, value=defaults["link_a"], key=f"{prefix}.a")
+        link_b = knob_input(c2, TabularSettings, "link_b", options=columns, value=defaults["link_b"], key=f"{prefix}.b")
+        secrets = knob_input(st, TabularSettings, "secrets", options=columns, value=defaults["secrets"],
+                             key=f"{prefix}.secrets")  # fmt: skip
+        c1, c2 = st.columns(2)
+        n_attacks = knob_input(c1, TabularSettings, "n_attacks", value=min(TabularSettings().n_attacks, n_rows), step=100,
+                               key=f"{prefix}.n", help="Default 2,000; all records when the tables are smaller.")  # fmt: skip
+        link_k = knob_input(c2, TabularSettings, "link_k", key=f"{prefix}.k")
+        if not st.form_submit_button("▶ Run the disclosure attacks"):
+            return None
+    roles = {"known": known, "link_a": link_a, "link_b": link_b, "secrets": secrets, "n_attacks": int(n_attacks),
+             "link_k": int(link_k)}  # fmt: skip
+    return replace(request, settings=replace(settings, disclosure=True, **roles))
 
 
 # ----------------------------------------------------------------------------- page
@@ -261,65 +260,43 @@ if autorun and options:
 source = st.selectbox("Data", options, key=state.Synthetic.SOURCE, help="Bundled samples, or your own CSV / Parquet tables.")
 
 try:
-    tables = _load_tables(source)
+    loaded = _load_tables(source)
 except InputError as exc:
     show_input_error(exc)
-    tables = None
+    loaded = None
 
-run_clicked = False
-types: ColumnTypes | None = None
-if tables is not None:
+request = None
+if loaded is not None:
+    tables, paths = loaded
     st.caption(" · ".join(f"{role}: {len(df):,} rows × {df.shape[1]} columns" for role, df in tables.items()))
     with st.form("synthetic.run_form"):
         st.markdown("**Column types** (inferred; change a type or leave a column out)")
-        try:
-            types = _column_editor(tables["train"], source)
-        except InputError as exc:
-            show_input_error(exc)
+        types = _column_editor(tables["train"], source)
         seed = seed_input(key=state.Synthetic.SEED)
         run_clicked = st.form_submit_button("▶ Run the audit", type="primary")
+    if run_clicked or autorun:
+        request = Request(Inputs(tables, paths), TabularSettings(**types), 0 if autorun else int(seed))
 
-if (run_clicked or autorun) and tables is not None and types is not None:
-    st.session_state[state.Synthetic.RESULT] = {
-        "source": source,
-        "tables": tables,
-        "paths": dict(st.session_state.get(state.Synthetic.PATHS, {})),
-        "types": types,
-        "seed": int(st.session_state.get(state.Synthetic.SEED, 0)),
-    }
-
-result = st.session_state.get(state.Synthetic.RESULT)
-if result is None:
+if request is None and state.Synthetic.RESULT not in st.session_state:
     st.stop()
 st.divider()
-st.subheader(f"Result: {result['source']}")
+st.subheader(f"Result: {source}")
 decision_slot = st.container()  # the release decision goes first, once the re-score knobs below have been read
 with st.container(border=True):
     st.markdown("**Re-score instantly** (distances are kept; only the 1-D densities are refitted)")
     c1, c2, c3 = st.columns(3)
-    rule = knob_input(c1, TabularSettings, "bandwidth", options=RULES, key=state.Synthetic.BANDWIDTH_RULE)
+    rule = knob_input(c1, TabularSettings, "bandwidth", key=state.Synthetic.BANDWIDTH_RULE)
     scale = knob_input(c2, TabularSettings, "bandwidth_scale", options=[0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0],
                        slider=True, key=state.Synthetic.BANDWIDTH)  # fmt: skip
     prior = knob_input(c3, TabularSettings, "prior", slider=True, min_value=0.01, max_value=0.99, step=0.01,
                        key=state.Synthetic.PRIOR, help=HELP["p_member"])  # fmt: skip
-try:
-    # The session keeps the inputs' names, not the audit: the bounded result store holds it (ui.common.ResultStore).
-    settings = _settings(result["types"], rule, float(scale), float(prior), None)
-    key, outcome = run_audit(TABULAR, Inputs(result["tables"], result["paths"]), settings, seed=result["seed"],
-                             label="Auditing the synthetic table")  # fmt: skip
-except InputError as exc:
-    show_input_error(exc)
+outcome = audit_outcome(TABULAR, state.Synthetic.RESULT, request, label="Auditing the synthetic table", bandwidth=rule,
+                        bandwidth_scale=float(scale), prior=float(prior))  # fmt: skip
+if outcome is None:
     st.stop()
-result["key"] = key
 audit = outcome.value.audit
 for note in audit.warnings:
     st.caption("ℹ️ " + note)
-
-with decision_slot:
-    show_decision(outcome.decision(), verdict(audit))
-    threat_cards(TABULAR.name)
-_verbatim_cards(audit)
-_metric_cards(audit)
 
 st.plotly_chart(roc_figure(audit), width="stretch")
 c1, c2 = st.columns(2)
@@ -343,26 +320,45 @@ _AUTO = "the column with the largest spread of risk"
 group_col = st.selectbox("Group the records by", [_AUTO, *audit.types.columns], key=state.Synthetic.GROUPS,
                          help="Uncommon records are hit hardest: each group gets its own TPR at 1 % FPR (true-distribution "
                          "attack, threshold from the group's own non-members).")  # fmt: skip
-outcome = outcome.rescore(groups=None if group_col == _AUTO else group_col)  # instant: the distances are kept
+outcome = rescored(outcome, groups=None if group_col == _AUTO else group_col)  # instant: the distances are kept
 groups = outcome.value.groups
 st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 non-members in the group, so its "
            "interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR at all.")  # fmt: skip
 st.dataframe(groups.table(), hide_index=True, width="stretch")
 
-disclosure = disclosure_section(audit, result["key"])
+disclosure = outcome.value.disclosure
+with st.expander("Singling out, linkability and attribute inference (Giomi et al., PoPETs 2023)",
+                 expanded=disclosure is not None):  # fmt: skip
+    st.caption(
+        "Each attack runs on the training records and, identically, on the holdout (control). "
+        "**Risk** = (success on training − success on control) / (1 − success on control), with its 95 % interval; "
+        "the **baseline** guesses at random: an attack no better than its baseline proves nothing."
+    )
+    asked = _disclosure_form(st.session_state[state.Synthetic.RESULT])
+    if asked is not None:  # the membership audit is kept: only the disclosure attacks run
+        st.session_state[state.Synthetic.RESULT] = asked
+        st.rerun()
+    if disclosure is None:
+        st.caption("Set the roles and run the attacks (about 10 s for 2,000 attacks on 20,000 rows).")
+    else:
+        table = results_table(disclosure)
+        st.dataframe(table[["attack", "risk", "ci_low", "ci_high", "attack_rate", "control_rate", "baseline_rate",
+                            "n_attacks", "reading"]], hide_index=True, width="stretch")  # fmt: skip
+        st.plotly_chart(risk_figure(disclosure), width="stretch")
+
+with decision_slot:
+    show_decision(outcome.decision(), outcome.verdict())
+    threat_cards(TABULAR.name)
+    _verbatim_cards(audit)
+    _metric_cards(audit)
 
 st.subheader("Downloads")
-outcome = replace(outcome, value=TabularResult(audit, disclosure, groups),
-                  settings=_settings(result["types"], rule, float(scale), float(prior), disclosure,
-                                     outcome.settings.groups))  # fmt: skip
-reproduce(outcome, key="synthetic")
-records = audit.records if disclosure is None else add_to_records(audit.records, disclosure)
-report_downloads(outcome.report(), records=records, key="synthetic")
+outcome_downloads(outcome, key="synthetic")
 
 true = audit.attacks["true_distribution"]
 remember_result(
     PAGE,
-    f"{result['source']}: " + verdict(audit).split(".")[0] + ".",
+    f"{source}: " + outcome.verdict().split(".")[0] + ".",
     {
         "AUC (true)": f"{true.auc:.3f}",
         "TPR @ 1 % FPR": f"{100 * true.tpr_at_fpr['0.01'].tpr:.1f} %",
@@ -370,5 +366,5 @@ remember_result(
     },
 )
 
-glossary_expander(verdict(audit), *ATTACK_LABELS.values(), "Gower distance KDE bandwidth prior AUC TPR at FPR log-ROC "
-                  "95 % interval verbatim copy near-copy DOMIAS Method 1 p-value epsilon lower bound")
+glossary_expander(outcome.verdict(), *ATTACK_LABELS.values(), "Gower distance KDE bandwidth prior AUC TPR at FPR "
+                  "log-ROC 95 % interval verbatim copy near-copy DOMIAS Method 1 p-value epsilon lower bound")

@@ -17,36 +17,54 @@ from audit_core.common.errors import InputError
 
 @dataclass(frozen=True)
 class Bound:
-    """An allowed range ``low <= value <= high`` for one setting.
+    """An allowed range for one setting: ``low <= value <= high``, either end open when asked.
 
     Attributes
     ----------
     label : str
         What the value is, for messages ("the number of attack steps").
     low, high : float
-        Inclusive limits.
+        The limits (inclusive unless ``open_low`` / ``open_high``).
     integer : bool
         Whether the value must be a whole number.
+    open_low, open_high : bool
+        The value must be strictly above ``low`` / below ``high`` (a probability in (0, 1)).
+    multiple : int
+        A whole value must be a multiple of this (2: even).
     """
 
     label: str
     low: float
     high: float
     integer: bool = True
+    open_low: bool = False
+    open_high: bool = False
+    multiple: int = 1
+
+    def contains(self, value: object) -> bool:
+        """Whether ``value`` is a finite number within the bound (a whole one where ``integer``)."""
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            return False
+        if self.integer and (not float(value).is_integer() or int(value) % self.multiple):
+            return False
+        above = value > self.low if self.open_low else value >= self.low
+        below = value < self.high if self.open_high else value <= self.high
+        return above and below
 
     def check(self, value: float, *, name: str | None = None) -> None:
         """Raise :class:`InputError` naming the limits unless ``value`` is within them."""
-        what = name or self.label
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        if ok and self.integer:
-            ok = float(value).is_integer()
-        if not ok or not self.low <= value <= self.high:
-            raise InputError(f"{self.rule(name=what)}; got {value!r}.")
+        if not self.contains(value):
+            raise InputError(f"{self.rule(name=name or self.label)}; got {value!r}.")
 
     def rule(self, *, name: str | None = None) -> str:
         """The bound in words: "the seed must be a whole number from 0 to 4,294,967,295"."""
         kind = "a whole number" if self.integer else "a number"
-        return f"{name or self.label} must be {kind} from {_show(self.low)} to {_show(self.high)}"
+        kind = {2: "an even number"}.get(self.multiple, f"a multiple of {self.multiple}") if self.multiple > 1 else kind
+        if not (self.open_low or self.open_high):
+            return f"{name or self.label} must be {kind} from {_show(self.low)} to {_show(self.high)}"
+        low = f"above {_show(self.low)}" if self.open_low else f"at least {_show(self.low)}"
+        high = f"below {_show(self.high)}" if self.open_high else f"at most {_show(self.high)}"
+        return f"{name or self.label} must be {kind} {low} and {high}"
 
 
 def _show(x: float) -> str:
@@ -56,6 +74,8 @@ def _show(x: float) -> str:
 SEED = Bound("the seed", 0, 2**32 - 1)
 """Seeds feed numpy, torch and Python's ``random``; all accept 0 .. 2**32 - 1."""
 
+EPSILON_RADIUS = Bound("epsilon (the L-inf radius on the pixel scale [0, 1])", 0, 1, integer=False, open_low=True)
+"""The fabrication attack's radius: typical values 2/255 to 32/255."""
 ATTACK_STEPS = Bound("the number of attack steps", 1, 500)
 LAMBDA = Bound("the AR-MIA lambda", 1e-3, 1e3, integer=False)
 GENERATED_ROWS = Bound("the number of synthetic rows", 1, 1_000_000)
@@ -64,17 +84,24 @@ FPC_POPULATION = Bound("the population size N_+", 2, 10_000_000)
 MODELS = Bound("the number of models", 2, 1024)
 MIN_MODELS = 8
 """Fewest LiRA models: leave-one-out with the Student-t threshold needs a few out-scores per record."""
+LIRA_MODELS = Bound("the number of models", MIN_MODELS, MODELS.high, multiple=2)
+"""LiRA's M: even (each record is in exactly half of the models), at least :data:`MIN_MODELS`."""
 FPC_REPEATS = Bound("the number of simulation repeats", 1, 10_000)
 PRIOR = Bound("the prior membership probability", 1e-6, 1 - 1e-6, integer=False)
 DISCLOSURE_ATTACKS = Bound("the number of disclosure attacks", 1, 200_000)
 """Attacks per table in the singling-out, linkability and inference audits (audit_core.synthetic.disclosure)."""
 LINK_K = Bound("the number of linkability neighbours k", 1, 100)
+BANDWIDTH = Bound("a KDE bandwidth", 0, 100, integer=False, open_low=True)
+"""A fixed KDE bandwidth on the log-like distance axis (instead of a rule: silverman, scott, cv)."""
 BANDWIDTH_SCALE = Bound("the bandwidth scale", 0.05, 20, integer=False)
 """Multiplier on the KDE bandwidth rule (the page's slider offers 0.25 to 4)."""
 DELTA = Bound("delta", 0, 0.1, integer=False)
 """The delta of an (epsilon, delta) statement (the score check's epsilon lower bound); 1e-5 is usual."""
 TARGET_FPR = Bound("a target false-positive rate", 1e-6, 0.5, integer=False)
 """Each FPR at which a TPR is reported by the score check."""
+
+MIN_TRAIN_ROWS = 20
+"""Fewest training rows a generator is fitted on (and fewest rows of a comparison's train and holdout parts)."""
 
 TABLE_COLUMNS = Bound("the number of columns of a table", 1, 5_000)
 """Columns in one uploaded table, counted in its header before the rows are parsed (a 10^6-column header hung)."""
@@ -99,7 +126,7 @@ REFERENCE_MODELS = Bound("the number of reference models", 1, 64)
 
 DP_EPSILON = Bound("the claimed epsilon", 0.01, 100, integer=False)
 """The epsilon of a DP claim checked by the DP claim check (audit_core.dp); it must be positive."""
-DP_DELTA = Bound("the claimed delta", 1e-12, 0.1, integer=False)
+DP_DELTA = Bound("the claimed delta", 0, 0.1, integer=False, open_low=True)
 """The delta of a DP claim: positive (DP-SGD has no pure-DP guarantee) and at most 0.1 (beyond it the claim is void)."""
 CANARIES = Bound("the number of canaries", 10, 50_000)
 """Canaries of the DP claim check; at most half the rows outside the test split (audit_core.dp.canaries)."""

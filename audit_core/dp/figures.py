@@ -8,6 +8,8 @@ import plotly.graph_objects as go
 from audit_core.common.figures import MEMBER, NEUTRAL, NON_MEMBER, apply_layout, group_histogram
 from audit_core.dp.audit import DpAuditResult
 
+NOT_A_PROOF = "A bound below the claim does not prove the claim: a stronger attack or more canaries might disprove it."
+
 
 def epsilon_figure(result: DpAuditResult) -> go.Figure:
     """The claim, the accountant's epsilon, both audited bounds and the ceiling, on one axis."""

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from audit_core.common.limits import CANARIES, DP_DELTA, DP_EPOCHS, DP_EPSILON
-from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Settings, knob
-from audit_core.dp.canaries import CANARY_KINDS
-from audit_core.dp.training import MODEL_TYPES
+from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
+from audit_core.dp.choices import CANARY_KINDS, MODEL_TYPES
+
+__all__ = ["DP_AUDIT", "DpSettings"]
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class DpSettings(Settings):
     target: str = knob(REQUIRED, "Target column", "The class the model predicts; every other column is a feature "
                        "(encoded as the LiRA audit encodes it).")  # fmt: skip
     epsilon: float = knob(REQUIRED, "Claimed epsilon", "The epsilon of the claim; DP-SGD is trained to meet it.",
-                          bound=DP_EPSILON, parse=float)  # fmt: skip
+                          bound=DP_EPSILON)  # fmt: skip
     delta: float = knob(1e-5, "Claimed delta", "The delta of the claim; 1e-5 is usual for tables of up to "
                         "~100,000 records.", bound=DP_DELTA)  # fmt: skip
     canaries: int = knob(1000, "Canaries m", "Records each trained on with probability 1/2; more canaries raise the "
@@ -29,16 +29,11 @@ class DpSettings(Settings):
     epochs: int = knob(10, "Epochs", "Passes over the training rows, with and without DP.", bound=DP_EPOCHS)
 
 
-def _name(outcome_or_inputs) -> str:
-    inputs = getattr(outcome_or_inputs, "inputs", outcome_or_inputs)
-    return Path(inputs.paths.get("data", "table")).name
-
-
-def _run(inputs, s: DpSettings, *, seed, progress=None, client=None):
+def _run(inputs: Inputs, s: DpSettings, ctx: Context):
     from audit_core.dp.audit import run_dp_audit
 
     return run_dp_audit(inputs["data"], target=s.target, epsilon=s.epsilon, delta=s.delta, m=s.canaries,
-                        kind=s.canary_kind, model=s.model, epochs=s.epochs, seed=seed, progress=progress)  # fmt: skip
+                        kind=s.canary_kind, model=s.model, epochs=s.epochs, seed=ctx.seed, progress=ctx.progress)  # fmt: skip
 
 
 def _decision(result):
@@ -57,7 +52,7 @@ def _report(outcome: Outcome):
     from audit_core.common.report import describe_input
     from audit_core.dp.verdict import build_report
 
-    return build_report(outcome.value, inputs=[describe_input(_name(outcome), outcome.inputs["data"])])
+    return build_report(outcome.value, inputs=[describe_input(outcome.inputs.name("data", "table"), outcome.inputs["data"])])
 
 
 def _summary(outcome: Outcome) -> list[str]:

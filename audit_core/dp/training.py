@@ -22,7 +22,6 @@ import torch
 from audit_core.common.errors import InputError
 from audit_core.lira.batched_models import logit_confidence
 
-MODEL_TYPES = ("logistic", "mlp")
 HIDDEN = 64
 BATCH_SIZE = 256
 MAX_GRAD_NORM = 1.0
@@ -91,8 +90,6 @@ def _as_batch(batch):
 
 def _network(kind: str, d: int, k: int, gen: torch.Generator) -> torch.nn.Module:
     """Logistic regression or an MLP, weights uniform in +-1/sqrt(fan_in) from ``gen``."""
-    if kind not in MODEL_TYPES:
-        raise InputError(f"Unknown model type '{kind}'; choose one of {', '.join(MODEL_TYPES)}.")
     layers = [torch.nn.Linear(d, k)] if kind == "logistic" else [torch.nn.Linear(d, HIDDEN), torch.nn.ReLU(),
                                                                   torch.nn.Linear(HIDDEN, k)]  # fmt: skip
     net = torch.nn.Sequential(*layers)

@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from audit_core.common.decision import Decision, Finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.dp.audit import DpAuditResult
-from audit_core.dp.figures import epsilon_figure, guesses_table, score_figure, summary_table
-
-NOT_A_PROOF = "A bound below the claim does not prove the claim: a stronger attack or more canaries might disprove it."
+from audit_core.dp.figures import NOT_A_PROOF, epsilon_figure, guesses_table, score_figure, summary_table
 
 
 def _ceiling_sentence(result: DpAuditResult) -> str:

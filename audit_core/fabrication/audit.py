@@ -16,7 +16,7 @@ member. This module
   interval (threshold estimated from the negatives included) and ``supported`` flag.
 
 :func:`setup_fabrication` assembles an audit from its inputs (bundled set or uploaded
-images and model) and :func:`audit_epsilon` reads the radius; the page and the CLI both
+images and model); the page and the CLI both
 call them, so the same seed and settings give the same numbers on either. Reference
 models always have the audited model's architecture (:func:`prepare_audit`).
 
@@ -46,6 +46,7 @@ from audit_core.common.privacy_bound import epsilon_bound_json
 from audit_core.common.report import InputSummary, describe_input
 from audit_core.common.roc import DEFAULT_FPRS, AttackMetrics, RocCurve, TprAtFpr, evaluate_attack, roc_curve
 from audit_core.common.runtime import ProgressFn, as_progress, null_progress, pick_device, sub_progress
+from audit_core.fabrication.choices import DEFAULT_EPSILON, LAMBDAS, MIAS, MODEL_FORMATS, SETUP_SHARE
 from audit_core.fabrication.image_models import (
     ImageData,
     TrainConfig,
@@ -65,9 +66,7 @@ from audit_core.fabrication.image_models import (
 from audit_core.fabrication.progress import plan, split
 
 ATTACKS = ("mfa", "ipgd", "icw", "adaptive")
-MIAS = ("loss", "lira", "rmia")
 DEFAULT_EPSILONS = (4 / 255, 8 / 255, 16 / 255, 32 / 255, 64 / 255)
-DEFAULT_LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 MFA_MOMENTUM = 0.9
 MFA_STEP_SCALE = 4.0  # eta_max = min(eps, 4 eps / T): the cosine schedule starts large, ends ~0
 PGD_STEP_SCALE = 1.0  # I-PGD / I-CW step = eps / T (the I-FGSM of Kurakin et al.)
@@ -83,37 +82,6 @@ def eps255(eps: float) -> str:
     """``0.0314 -> "8/255"`` (rounded to one decimal of /255)."""
     v = eps * 255
     return f"{v:.0f}/255" if abs(v - round(v)) < 0.05 else f"{v:.1f}/255"
-
-
-def parse_epsilon(text: str | float) -> float:
-    """Parse ``"8/255"``, ``"0.03"`` or a number into a radius in (0, 1].
-
-    >>> round(parse_epsilon("8/255"), 5)
-    0.03137
-    """
-    try:
-        if isinstance(text, str) and "/" in text:
-            num, den = text.split("/", 1)
-            value = float(num) / float(den)
-        else:
-            value = float(text)
-    except (ValueError, ZeroDivisionError):
-        raise InputError(f"Epsilon {text!r} is not a number; write it like 8/255 or 0.03.") from None
-    check_epsilon(value)
-    return value
-
-
-def check_epsilon(value: float) -> None:
-    """Refuse an L-inf radius outside (0, 1]."""
-    if not math.isfinite(value) or value <= 0 or value > 1:
-        raise InputError(
-            f"Epsilon must be above 0 and at most 1 (pixel scale [0, 1]); got {value:g}. Typical values: 2/255 to 32/255."
-        )
-
-
-def _check_steps(steps: int) -> None:
-    if int(steps) != steps or steps < 1:
-        raise InputError(f"The number of attack steps must be a whole number of at least 1; got {steps}.")
 
 
 # ---------------------------------------------------------------------------
@@ -220,9 +188,6 @@ def fabricate(
     np.ndarray
         Fabricated images, float32, same shape, within ``epsilon`` of ``images`` and in [0, 1].
     """
-    for e in np.unique(np.asarray(epsilon, dtype=np.float64)):
-        check_epsilon(float(e))
-    _check_steps(steps)
     if attack not in ATTACKS:
         raise InputError(f"Unknown attack {attack!r}; choose one of {', '.join(ATTACKS)}.")
     progress = as_progress(progress)
@@ -404,10 +369,6 @@ DEFAULT_TRAIN = {
     "mnist": TrainConfig(epochs=100, batch_size=64, lr=2e-3, weight_decay=0.0, label_smoothing=0.1),
 }
 DEFAULT_SIZES = {"digits": (150, 300), "mnist": (300, 300)}
-SETUP_SHARE = 0.55
-"""The training's share of the default run's time (8.8 of 15.2 s on the 2-core VM): where one progress bar over
-training and attacks splits."""
-DEFAULT_EPSILON = {"digits": 32 / 255, "mnist": 32 / 255}
 
 
 @cpu_threads()
@@ -693,6 +654,8 @@ class FabricationResult:
     reference_architecture: str | None = None
     budget_rows: np.ndarray | None = field(repr=False, default=None)
     """The non-members the budget comparison ran on (its AR-MIA AUCs are re-scored on them)."""
+    inputs: tuple[InputSummary, ...] = field(repr=False, default=())
+    """The files the audit read (SHA-256 as given), for the report."""
 
     @property
     def mias(self) -> tuple[str, ...]:
@@ -856,7 +819,7 @@ def run_fabrication(
     attack: str = "mfa",
     lam: float = 1.0,
     epsilons: Sequence[float] = DEFAULT_EPSILONS,
-    lambdas: Sequence[float] = DEFAULT_LAMBDAS,
+    lambdas: Sequence[float] = LAMBDAS,
     budgets: Sequence[int] = (5, 40),
     compare_attacks: Sequence[str] = ("mfa", "ipgd", "icw"),
     adaptive_betas: Sequence[float] = (0.0, 0.01, 0.03, 0.1),
@@ -883,7 +846,6 @@ def run_fabrication(
     seed : int
         Seed of the subset choice (attacks are deterministic).
     """
-    _check_run_settings(epsilon, steps, epsilons, lam)
     progress = as_progress(progress)
     data, model = setup.data, setup.model
     mem, non = data.members, data.non_members
@@ -938,18 +900,8 @@ def run_fabrication(
         gallery_original=x_non[:g], gallery_fabricated=x_fab[:g], gallery_labels=y_non[:g],
         lambdas=tuple(float(v) for v in lambdas), regime=tuple(regime), budgets=tuple(cmp_points),
         adaptive=tuple(adaptive), model_accuracy=acc, reference_architecture=setup.reference_architecture,
-        budget_rows=sub,
+        budget_rows=sub, inputs=setup.inputs,
     )
-
-
-def _check_run_settings(epsilon: float, steps: int, epsilons: Sequence[float], lam: float) -> None:
-    """Refuse a bad radius, step count or lambda before any attack runs."""
-    check_epsilon(epsilon)
-    _check_steps(steps)
-    for e in epsilons:
-        check_epsilon(e)
-    if lam <= 0 or not math.isfinite(lam):
-        raise InputError(f"Lambda must be a positive number; got {lam:g}.")
 
 
 def _score_groups(setup: FabricationSetup, members, non_members, x_fab) -> tuple[dict[str, Groups], Groups, Groups]:
@@ -1025,21 +977,7 @@ def _adaptive_points(setup, x_non, y_non, sub, x_fab, *, betas, epsilon, steps, 
     return adaptive
 
 
-MODEL_FORMATS = ("safetensors", "torchscript")
 PNG_LABELS = "labels.csv"  # the table of a PNG folder: columns file, label, is_member
-
-
-def audit_epsilon(epsilon: str | float | None, dataset: str | None) -> float:
-    """The attack radius of an audit: ``epsilon`` parsed (``"8/255"``, ``0.03``), or the data set's default.
-
-    The default is 32/255 for the bundled sets and for uploads (``dataset`` None): below
-    about 16/255 fabricated confidence on 8x8 digits stays under the members' and the
-    gradient norm does not collapse. The page's slider (in /255) and the CLI's
-    ``--epsilon`` both come through here.
-    """
-    if epsilon is None:
-        return DEFAULT_EPSILON.get(dataset or "digits", 8 / 255)
-    return parse_epsilon(epsilon)
 
 
 def _source(source: str | Path | bytes, what: str, name: str | None) -> tuple[str | Path | bytes, str]:
@@ -1168,9 +1106,9 @@ def fabrication_audit(
 ) -> FabricationResult:
     """The default audit on a bundled data set: load, train, attack, measure.
 
-    ``epsilon`` None takes the data set's default (:func:`audit_epsilon`).
+    ``epsilon`` None takes the default, :data:`audit_core.fabrication.choices.DEFAULT_EPSILON`.
     """
     setup = setup_fabrication(dataset=dataset, n_reference_models=n_reference_models, seed=seed,
                               progress=sub_progress(progress, 0.0, SETUP_SHARE))
-    return run_fabrication(setup, epsilon=audit_epsilon(epsilon, dataset), steps=steps, attack=attack, lam=lam,
+    return run_fabrication(setup, epsilon=DEFAULT_EPSILON if epsilon is None else epsilon, steps=steps, attack=attack, lam=lam,
                            seed=seed, progress=sub_progress(progress, SETUP_SHARE, 1.0), **run_kwargs)

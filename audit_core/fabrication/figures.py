@@ -17,7 +17,11 @@ from audit_core.common.figures import (
     group_histogram,
     log_roc_figure,
 )
+from audit_core.common.roc import DEFAULT_FPRS
 from audit_core.fabrication.audit import ATTACK_LABELS, FabricationResult, curve, eps255
+
+FPR_KEYS = tuple(f"{f:g}" for f in DEFAULT_FPRS)
+"""The JSON keys of the target FPRs the cards and tables show ("0.001", "0.01", "0.1")."""
 
 MIA_LABELS = {"loss": "LOSS / confidence", "lira": "offline LiRA", "rmia": "RMIA"}
 ATTACK_LINE = {"mfa": FABRICATED, "ipgd": "#0072B2", "icw": "#E69F00"}
@@ -248,3 +252,16 @@ def tpr_table(result: FabricationResult, *, lam: float | None = None) -> pd.Data
             add(label, "fabricated non-members", summary.tpr_fabricated)
     add("MFD (fabricated flagged)", "real members", result.mfd().tpr_at_fpr)
     return pd.DataFrame(rows)
+
+
+def regime_sentence(result: FabricationResult) -> str:
+    """One sentence on why detection holds or breaks at the chosen epsilon."""
+    med = result.confidence.medians()
+    above = med["fabricated"] > med["members"]
+    if above:
+        return (f"At {eps255(result.epsilon)} the attack pushes fabricated confidence (median {med['fabricated']:.3f}) "
+                f"past the members' ({med['members']:.3f}), and since grad CE = (1 - p_y) x ..., their gradient norms "
+                "collapse below the members': MFD and AR-MIA can see them.")
+    return (f"At {eps255(result.epsilon)} fabricated confidence (median {med['fabricated']:.3f}) stays below the "
+            f"members' ({med['members']:.3f}), so their gradient norms do not collapse below the members' and "
+            "MFD / AR-MIA cannot separate them: a larger epsilon (or more pixels) is needed for the collapse.")

@@ -31,9 +31,8 @@ from torch import nn
 from audit_core.common import limits
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, as_progress, pick_device
+from audit_core.fabrication.choices import ARCHITECTURES, BUNDLED_DATASETS
 
-BUNDLED_DATASETS = ("digits", "mnist")
-ARCHITECTURES = ("small_cnn", "resnet18")
 MAX_IMAGES = limits.MAX_IMAGES
 CPU_THREADS = 1
 """torch intra-op threads while the fabrication audit runs on a CPU. Its tensors are small (a

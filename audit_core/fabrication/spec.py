@@ -3,76 +3,95 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from audit_core.common.limits import ATTACK_STEPS, LAMBDA
-from audit_core.common.runtime import sub_progress
-from audit_core.contract import Audit, InputSpec, Outcome, Ran, Settings, knob
+from audit_core.common.errors import InputError
+from audit_core.common.limits import ATTACK_STEPS, EPSILON_RADIUS, LAMBDA
+from audit_core.contract import Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
+from audit_core.fabrication.choices import (
+    ARCHITECTURES,
+    ATTACKS,
+    BUNDLED_DATASETS,
+    DEFAULT_EPSILON,
+    MODEL_FORMATS,
+    SETUP_SHARE,
+)
 
-ARCHITECTURES = ("small_cnn", "resnet18")
-BUNDLED = ("digits", "mnist")
-ATTACKS = ("mfa", "ipgd", "icw")
-MODEL_FORMATS = ("safetensors", "torchscript")
+__all__ = ["FABRICATION", "FabricationSettings", "epsilon_text", "parse_epsilon"]
+
+
+def parse_epsilon(text: str) -> float:
+    """``"8/255"``, ``"0.03"`` -> the L-inf radius as a number (its bound is the knob's).
+
+    >>> round(parse_epsilon("8/255"), 5)
+    0.03137
+    """
+    try:
+        num, _, den = str(text).partition("/")
+        return float(num) / float(den or 1)
+    except (ValueError, ZeroDivisionError):
+        raise InputError(f"epsilon {text!r} is not a number; write it like 8/255 or 0.03") from None
+
+
+def epsilon_text(value: float) -> str:
+    """The radius as the CLI takes it: ``"8/255"`` when it is a whole number of 255ths, else the number."""
+    k = value * 255
+    return f"{round(k)}/255" if abs(k - round(k)) < 1e-9 else repr(value)
 
 
 @dataclass(frozen=True)
 class FabricationSettings(Settings):
     dataset: str | None = knob(None, "Bundled data set", "A bundled data set instead of --images: digits or mnist.",
-                               choices=BUNDLED)  # fmt: skip
+                               choices=BUNDLED_DATASETS, stage="setup")  # fmt: skip
     architecture: str = knob("small_cnn", "Architecture of the weights", "small_cnn or a CIFAR-style ResNet-18. The "
                              "LiRA / RMIA reference models are trained with the architecture of the audited model.",
-                             choices=ARCHITECTURES)  # fmt: skip
+                             choices=ARCHITECTURES, stage="setup")  # fmt: skip
     model_format: str = knob("safetensors", "Model format", "safetensors weights (numbers only) or TorchScript "
-                             "(contains code: loaded only with --trust-torchscript).", choices=MODEL_FORMATS)  # fmt: skip
+                             "(contains code: loaded only with --trust-torchscript).", choices=MODEL_FORMATS,
+                             stage="setup")  # fmt: skip
     trust_torchscript: bool = knob(False, "I trust this TorchScript file (it contains code)", "Safetensors weights "
-                                   "hold only numbers and never run code; TorchScript is loaded only with this.")  # fmt: skip
-    epsilon: str | None = knob(None, "Epsilon (L-inf radius)", "e.g. 8/255 (default: the data set's, 32/255 for the "
-                               "bundled ones, where the effects show); checked before any file is read")  # fmt: skip
+                                   "hold only numbers and never run code; TorchScript is loaded only with this.",
+                                   stage="setup")  # fmt: skip
+    epsilon: float = knob(DEFAULT_EPSILON, "Epsilon (L-inf radius)", "e.g. 8/255 or 0.03 (pixel scale [0, 1]); 32/255 "
+                          "by default, where the effects show on the bundled sets", bound=EPSILON_RADIUS,
+                          parse=parse_epsilon, format=epsilon_text)  # fmt: skip
     steps: int = knob(40, "Attack steps T", "Iterations of the headline attack, the regime map and the adaptive "
-                      "attacker (the attack comparison also runs T = 5 and 40).",
-                      bound=ATTACK_STEPS)  # fmt: skip
+                      "attacker (the attack comparison also runs T = 5 and 40).", bound=ATTACK_STEPS)  # fmt: skip
     lam: float = knob(1.0, "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)",
                       "docs/methods.md §3. Moving it re-scores; it never re-runs the attack.", bound=LAMBDA, flag="--lambda",
-                      rescore=True)  # fmt: skip
+                      stage="rescore")  # fmt: skip
     attack: str = knob("mfa", "Attack", "MFA (momentum + cosine steps), I-PGD or I-CW.", choices=ATTACKS)
 
 
-def prepare_setup(inputs, s: FabricationSettings, *, seed: int, progress=None):
-    """The data, the audited model and the reference models (the slow part; the page keeps it across attacks)."""
-    from audit_core.common.errors import InputError
-    from audit_core.fabrication.audit import audit_epsilon, setup_fabrication
-
+def _check(inputs: Inputs, s: FabricationSettings) -> None:
     images, model = inputs.get("images"), inputs.get("model")
-    audit_epsilon(s.epsilon, s.dataset)  # a bad epsilon is one sentence before any model is trained
     if images is not None and s.dataset:
         raise InputError("Give either --images (your own data) or --dataset (a bundled one), not both.")
     if model is not None and images is None:
         raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
-    names = {k: Path(v).name for k, v in inputs.paths.items()}  # named in the JSON and report by file name
+
+
+def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context):
+    """The data, the audited model and the reference models (the slow part, kept across attacks)."""
+    from audit_core.fabrication.audit import setup_fabrication
+
+    images = inputs.get("images")
     return setup_fabrication(
-        dataset=None if images is not None else (s.dataset or "digits"), images=images, images_name=names.get("images"),
-        model=model, model_name=names.get("model"), model_format=s.model_format, architecture=s.architecture,
-        trusted=s.trust_torchscript, seed=seed, progress=progress,
+        dataset=None if images is not None else (s.dataset or "digits"), images=images,
+        images_name=inputs.name("images"), model=inputs.get("model"), model_name=inputs.name("model"),
+        model_format=s.model_format, architecture=s.architecture, trusted=s.trust_torchscript, seed=ctx.seed,
+        progress=ctx.progress,
     )  # fmt: skip
 
 
-def run_attack(setup, s: FabricationSettings, *, seed: int, progress=None):
-    """Fabricate members at ``epsilon`` and measure MFD and AR-MIA on a prepared setup."""
-    from audit_core.fabrication.audit import audit_epsilon, run_fabrication
+def _run(inputs: Inputs, s: FabricationSettings, ctx: Context):
+    """Fabricate members at ``epsilon`` and measure MFD and AR-MIA on the prepared models."""
+    from audit_core.fabrication.audit import run_fabrication
 
-    return run_fabrication(setup, epsilon=audit_epsilon(s.epsilon, s.dataset), steps=s.steps, attack=s.attack,
-                           lam=s.lam, seed=seed, progress=progress)  # fmt: skip
-
-
-def _run(inputs, s: FabricationSettings, *, seed, progress=None, client=None):
-    from audit_core.fabrication.audit import SETUP_SHARE
-
-    setup = prepare_setup(inputs, s, seed=seed, progress=sub_progress(progress, 0.0, SETUP_SHARE))
-    result = run_attack(setup, s, seed=seed, progress=sub_progress(progress, SETUP_SHARE, 1.0))
-    return Ran(result, {"setup_inputs": list(setup.inputs)})
+    return run_fabrication(ctx.prepared, epsilon=s.epsilon, steps=s.steps, attack=s.attack, lam=s.lam, seed=ctx.seed,
+                           progress=ctx.progress)  # fmt: skip
 
 
-def _rescore(result, s: FabricationSettings, *, seed: int):
+def _rescore(result, s: FabricationSettings, ctx: Context):
     """AR-MIA at another lambda: the attack and the gradient norms are kept."""
     return result.at_lambda(s.lam)
 
@@ -92,7 +111,7 @@ def _verdict(result) -> str:
 def _report(outcome: Outcome):
     from audit_core.fabrication.verdict import build_report
 
-    return build_report(outcome.value, inputs=outcome.extras.get("setup_inputs", []))
+    return build_report(outcome.value, inputs=list(outcome.value.inputs))
 
 
 FABRICATION = Audit(
@@ -105,10 +124,13 @@ FABRICATION = Audit(
     method="Member fabrication attack (MFA) vs I-PGD / I-CW, detection by gradient-norm collapse (MFD) and the "
     "adversarially robust MIA, with epsilon and lambda to tune.",
     inputs=(
-        InputSpec("images", ".npz with images, labels and member mask (or a folder of PNGs)", required=False, load=None),
-        InputSpec("model", "model weights (.safetensors) for --architecture, or TorchScript", required=False, load=None),
+        InputSpec("images", ".npz with images, labels and member mask (or a folder of PNGs)", required=False, table=False),
+        InputSpec("model", "model weights (.safetensors) for --architecture, or TorchScript", required=False, table=False),
     ),
     settings=FabricationSettings,
+    check=_check,
+    prepare=_prepare,
+    setup_share=SETUP_SHARE,
     run=_run,
     rescore=_rescore,
     verdict=_verdict,

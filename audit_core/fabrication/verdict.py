@@ -18,24 +18,12 @@ from audit_core.fabrication.figures import (
     lambda_figure,
     lambda_table,
     regime_figure,
+    regime_sentence,
     regime_table,
     roc_figure,
     score_histogram,
     tpr_table,
 )
-
-
-def regime_sentence(result: FabricationResult) -> str:
-    """One sentence on why detection holds or breaks at the chosen epsilon."""
-    med = result.confidence.medians()
-    above = med["fabricated"] > med["members"]
-    if above:
-        return (f"At {eps255(result.epsilon)} the attack pushes fabricated confidence (median {med['fabricated']:.3f}) "
-                f"past the members' ({med['members']:.3f}), and since grad CE = (1 - p_y) x ..., their gradient norms "
-                "collapse below the members': MFD and AR-MIA can see them.")
-    return (f"At {eps255(result.epsilon)} fabricated confidence (median {med['fabricated']:.3f}) stays below the "
-            f"members' ({med['members']:.3f}), so their gradient norms do not collapse below the members' and "
-            "MFD / AR-MIA cannot separate them: a larger epsilon (or more pixels) is needed for the collapse.")
 
 
 def verdict(result: FabricationResult) -> str:

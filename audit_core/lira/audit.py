@@ -38,7 +38,6 @@ from audit_core.common.privacy_bound import epsilon_bound_json, target_model_sco
 from audit_core.common.roc import RocCurve, TprAtFpr, roc_curve, tpr_at_fpr
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
 from audit_core.lira.batched_models import (
-    MODEL_TYPES,
     BatchedModels,
     Design,
     balanced_keep_matrix,
@@ -46,7 +45,6 @@ from audit_core.lira.batched_models import (
     train_models,
 )
 
-MAX_MODELS = 1024
 SD_FLOOR = 1e-4
 
 
@@ -60,32 +58,11 @@ def required_models(fpr: float) -> int:
     return m + (m % 2)
 
 
-def check_lira_settings(n_rows: int, *, n_models: int, fpr: float) -> tuple[str, ...]:
-    """Validate M and alpha before any training; return warnings (plain sentences).
+def lira_warnings(n_models: int, fpr: float) -> tuple[str, ...]:
+    """Plain sentences for settings that work but cannot be read record by record (too few models for alpha).
 
-    Raises
-    ------
-    InputError
-        M odd, below ``MIN_MODELS`` (leave-one-out with the Student-t threshold needs
-        at least 3 out-scores per record besides the one scored) or above ``MAX_MODELS``;
-        alpha outside (0, 0.5]; or alpha so small that even the pooled out-scores
-        (``n_rows * M / 2``) cannot measure it.
+    The settings themselves are checked once, by their knobs (audit_core.lira.spec).
     """
-    if not 0 < fpr <= 0.5:
-        raise InputError(f"The target FPR alpha must be in (0, 0.5], got {fpr}.")
-    if n_models % 2:
-        raise InputError(f"The number of models must be even (each record is in exactly half of them), got {n_models}.")
-    if n_models < MIN_MODELS:
-        raise InputError(f"{n_models} models are too few for leave-one-model-out estimates; use at least {MIN_MODELS}.")
-    if n_models > MAX_MODELS:
-        raise InputError(f"{n_models} models is more than the {MAX_MODELS} this page trains; use fewer.")
-    pooled = n_rows * n_models // 2
-    if pooled < 10.0 / fpr:
-        raise InputError(
-            f"alpha = {fpr:g} is too small for {n_rows} records x {n_models} models: even the "
-            f"{pooled} pooled out-scores are fewer than 10/alpha = {10 / fpr:.0f}; raise alpha "
-            "or use more models."
-        )
     need = required_models(fpr)
     if n_models < need:
         return (
@@ -146,7 +123,6 @@ def train_pool(
     target: str,
     model: str = "logistic",
     n_models: int = 16,
-    fpr: float = 0.01,
     seed: int = 0,
     device=None,
     progress: ProgressFn | None = None,
@@ -164,8 +140,6 @@ def train_pool(
     model : {"logistic", "mlp"}
     n_models : int
         M, even, at least ``MIN_MODELS``.
-    fpr : float
-        Only used to validate the settings up front.
     seed : int
     device : torch.device, optional
     progress : callable, optional
@@ -186,9 +160,6 @@ def train_pool(
         Bad target, table or settings; ``TrainingDivergedError`` (a subclass) when
         training produces a non-finite loss.
     """
-    if model not in MODEL_TYPES:
-        raise InputError(f"Unknown model type '{model}'; choose one of {', '.join(MODEL_TYPES)}.")
-    check_lira_settings(len(df), n_models=n_models, fpr=fpr)
     report = as_progress(progress)
     report(0.0, "Encoding the table")
     design = prepare_design(df, target=target)
@@ -974,7 +945,7 @@ def evaluate_lira(
     """
     scores, keep, n_out_min = _checked_pool(scores, keep)
     M, N = scores.shape
-    warnings = check_lira_settings(N, n_models=M + (M % 2), fpr=fpr) if M >= MIN_MODELS else ()
+    warnings = lira_warnings(M, fpr) if M >= MIN_MODELS else ()
     r = _rules(scores, keep, fpr, population=population, seed=seed)
     core, tpr, per_fpr = r["core"], r["tpr"], r["per_fpr"]
     pooled_fpr = {k: float(v.mean()) for k, v in per_fpr.items()}
@@ -1214,6 +1185,14 @@ class LiraResult:
     sweep: ModelsSweep
     columns: dict[str, pd.Series] | None = field(default=None, repr=False)  # the records' values, for risk by group
     groups: Any = None  # audit_core.common.groups.GroupRisk of model 0 (the audited target)
+    seed: int = 0
+
+    @functools.cached_property
+    def fpc_sims(self) -> list:
+        """The finite-population what-if at this M (the page's tab and the report; not part of the JSON)."""
+        from audit_core.lira.fpc import fpc_sweep
+
+        return fpc_sweep(n_models=self.pool.n_models, repeats=100, seed=self.seed)
 
     def with_groups(self, column: str | None) -> LiraResult:
         """This result with its risk by group: model 0's offline LiRA score per record, grouped by ``column``."""
@@ -1288,7 +1267,7 @@ def evaluate_pool(
     report(0.0, "Evaluating naive, post-processed and per-sample rules")
     ev = evaluate_lira(pool.scores, pool.keep, fpr=fpr, n_bootstrap=n_bootstrap, seed=seed)
     sw = models_sweep(pool.scores, pool.keep, fpr=fpr, seed=seed, progress=sub_progress(progress, 0.3, 1.0))
-    return LiraResult(pool=pool, evaluation=ev, sweep=sw)
+    return LiraResult(pool=pool, evaluation=ev, sweep=sw, seed=seed)
 
 
 def run_lira(
@@ -1310,7 +1289,6 @@ def run_lira(
         target=target,
         model=model,
         n_models=n_models,
-        fpr=fpr,
         seed=seed,
         device=device,
         progress=sub_progress(progress, 0.0, 0.85),

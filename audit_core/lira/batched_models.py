@@ -28,8 +28,8 @@ import torch
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, as_progress, pick_device, sub_progress
 from audit_core.common.tables import columns_sentence
+from audit_core.lira.choices import MODEL_TYPES
 
-MODEL_TYPES = ("logistic", "mlp")
 MIN_CLASS_ROWS = 10
 MAX_CLASSES = 20
 MAX_LEVELS = 50

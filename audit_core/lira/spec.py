@@ -3,55 +3,65 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import FPC_POPULATION, FPC_REPEATS, MIN_MODELS, MODELS, TARGET_FPR, Bound
-from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Settings, knob
+from audit_core.common.limits import FPC_POPULATION, FPC_REPEATS, LIRA_MODELS, MODELS, TARGET_FPR, Bound
+from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
+from audit_core.lira.choices import MODEL_TYPES
 
-MODEL_TYPES = ("logistic", "mlp")
+__all__ = ["FPC_SIM", "LIRA", "FpcSettings", "LiraSettings"]
 
 
 @dataclass(frozen=True)
 class LiraSettings(Settings):
     target: str = knob(REQUIRED, "Target column", "The class the models predict; every other column is a feature "
-                       "(one-hot / scaled once).")  # fmt: skip
+                       "(one-hot / scaled once).", stage="setup")  # fmt: skip
     model: str = knob("logistic", "Model type", "Logistic regression or a one-hidden-layer MLP (32 units).",
-                      choices=MODEL_TYPES)  # fmt: skip
-    models: int = knob(64, "Number of models M", f"Even, at least {MIN_MODELS}: each record is in exactly M/2 models "
-                       "and out of the others.", bound=MODELS)  # fmt: skip
-    fpr: float = knob(0.01, "Target FPR alpha", "Moving it re-scores the trained models; it never retrains them.",
-                      bound=TARGET_FPR, rescore=True)  # fmt: skip
+                      choices=MODEL_TYPES, stage="setup")  # fmt: skip
+    models: int = knob(64, "Number of models M", "Even: each record is in exactly M/2 models and out of the others.",
+                       bound=LIRA_MODELS, stage="setup")  # fmt: skip
+    fpr: float = knob(0.01, "Target FPR alpha", "Moving it re-evaluates the trained models; it never retrains them.",
+                      bound=TARGET_FPR)  # fmt: skip
     groups: str | None = knob(None, "Risk by group", "feature column whose groups each get the audited model's TPR at "
-                              "1 % FPR (default: the column with the largest spread of risk)", rescore=True)  # fmt: skip
+                              "1 % FPR (default: the column with the largest spread of risk)", stage="rescore")  # fmt: skip
 
 
-def _name(outcome_or_inputs) -> str:
-    inputs = getattr(outcome_or_inputs, "inputs", outcome_or_inputs)
-    return Path(inputs.paths.get("data", "table")).name
-
-
-def _run(inputs, s: LiraSettings, *, seed, progress=None, client=None):
-    from audit_core.lira.audit import check_lira_settings, run_lira
+def _check(inputs: Inputs, s: LiraSettings) -> None:
+    """The group column exists, and alpha is measurable with this many records and models (the target column is
+    checked where the table is encoded, audit_core.lira.batched_models.prepare_design)."""
+    from audit_core.common.tables import columns_sentence
 
     data = inputs["data"]
-    check_lira_settings(len(data), n_models=s.models, fpr=s.fpr)  # bad M / alpha: one sentence, before training
-    if s.groups is not None and (s.groups == s.target or s.groups not in data.columns):  # before the training
-        from audit_core.common.tables import columns_sentence
-
+    if s.groups is not None and (s.groups == s.target or s.groups not in data.columns):
         raise InputError(f"--groups: '{s.groups}' is not a feature column of the table; "
                          + columns_sentence([c for c in data.columns if c != s.target], s.groups))
-    result = run_lira(data, target=s.target, model=s.model, n_models=s.models, fpr=s.fpr, seed=seed,
-                      progress=progress, client=client)  # fmt: skip
-    columns = {str(c): data[c].reset_index(drop=True) for c in data.columns if c != s.target}
-    return replace(result, columns=columns).with_groups(s.groups)
+    pooled = len(data) * s.models // 2
+    if pooled < 10.0 / s.fpr:
+        raise InputError(f"alpha = {s.fpr:g} is too small for {len(data)} records x {s.models} models: even the "
+                         f"{pooled} pooled out-scores are fewer than 10/alpha = {10 / s.fpr:.0f}; raise alpha or use "
+                         "more models.")  # fmt: skip
 
 
-def _rescore(result, s: LiraSettings, *, seed: int):
+def _prepare(inputs: Inputs, s: LiraSettings, ctx: Context):
+    """The M models, trained as one batch, and every record's score under each (the slow part)."""
+    from audit_core.lira.audit import train_pool
+
+    return train_pool(inputs["data"], target=s.target, model=s.model, n_models=s.models, seed=ctx.seed,
+                      progress=ctx.progress, client=ctx.client)  # fmt: skip
+
+
+def _run(inputs: Inputs, s: LiraSettings, ctx: Context):
+    """The rules at alpha, the what-if over M and the finite-population sweep, on the trained pool."""
     from audit_core.lira.audit import evaluate_pool
 
-    rescored = evaluate_pool(result.pool, fpr=s.fpr, seed=seed)
-    return replace(rescored, columns=result.columns).with_groups(s.groups)
+    data = inputs["data"]
+    result = evaluate_pool(ctx.prepared, fpr=s.fpr, seed=ctx.seed, progress=ctx.progress)
+    columns = {str(c): data[c].reset_index(drop=True) for c in data.columns if c != s.target}
+    return replace(result, columns=columns).with_groups(None)
+
+
+def _rescore(result, s: LiraSettings, ctx: Context):
+    return result.with_groups(s.groups)
 
 
 def _decision(result):
@@ -66,18 +76,10 @@ def _verdict(result) -> str:
     return verdict(result)
 
 
-def fpc_sims(n_models: int, seed: int):
-    """The finite-population what-if shown beside the result (page tab and report)."""
-    from audit_core.lira.fpc import fpc_sweep
-
-    return fpc_sweep(n_models=n_models, repeats=100, seed=seed)
-
-
 def _report(outcome: Outcome):
     from audit_core.lira.verdict import build_report
 
-    sims = outcome.extras.get("fpc_sims") or fpc_sims(outcome.settings.models, outcome.seed)
-    report = build_report(outcome.value, data=outcome.inputs["data"], data_name=_name(outcome), fpc_sims=sims,
+    report = build_report(outcome.value, data=outcome.inputs["data"], data_name=outcome.inputs.name("data", "table"),
                           seed=outcome.seed)  # fmt: skip
     groups = outcome.value.groups
     if groups is None:
@@ -118,6 +120,9 @@ LIRA = Audit(
     "finite-population correction.",
     inputs=(InputSpec("data", "the table the M models are trained on (CSV or Parquet)"),),
     settings=LiraSettings,
+    check=_check,
+    prepare=_prepare,
+    setup_share=0.85,
     run=_run,
     rescore=_rescore,
     verdict=_verdict,
@@ -135,18 +140,18 @@ LIRA = Audit(
 # ----------------------------------------------------------------------------- finite-population simulation (a tool)
 @dataclass(frozen=True)
 class FpcSettings(Settings):
-    population: int = knob(REQUIRED, "N_+: size of the finite pool", bound=FPC_POPULATION, parse=int)
+    population: int = knob(REQUIRED, "N_+: size of the finite pool", bound=FPC_POPULATION)
     train_size: int = knob(REQUIRED, "N: size of each training subset", bound=Bound("the training-set size N", 1,
-                           FPC_POPULATION.high), parse=int)  # fmt: skip
+                           FPC_POPULATION.high))  # fmt: skip
     models: int = knob(64, "Number of models M", bound=MODELS)
     repeats: int = knob(200, "Simulation repeats", bound=FPC_REPEATS)
 
 
-def _run_fpc(inputs, s: FpcSettings, *, seed, progress=None, client=None):
+def _run_fpc(inputs: Inputs, s: FpcSettings, ctx: Context):
     from audit_core.lira.fpc import fpc_simulation
 
     return fpc_simulation(population=s.population, train_size=s.train_size, n_models=s.models, repeats=s.repeats,
-                          seed=seed)  # fmt: skip
+                          seed=ctx.seed)  # fmt: skip
 
 
 def _fpc_verdict(sim) -> str:

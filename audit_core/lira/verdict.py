@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
@@ -11,7 +9,6 @@ from audit_core.common.decision import Decision, Finding, decide
 from audit_core.common.report import Report, describe_input
 from audit_core.lira.audit import LiraResult, vulnerable_records
 from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, tpr_table
-from audit_core.lira.fpc import FpcSimulation
 
 
 def _pct(x: float) -> str:
@@ -82,7 +79,6 @@ def build_report(
     *,
     data: pd.DataFrame | None = None,
     data_name: str = "table",
-    fpc_sims: Sequence[FpcSimulation] = (),
     seed: int = 0,
 ) -> Report:
     """The section's report, used by the page and by ``python -m audit_core lira --html``."""
@@ -92,8 +88,7 @@ def build_report(
         ("Per-record FPR at alpha", per_sample_fpr_figure(ev)),
         ("TPR at alpha as M grows", models_sweep_figure(result.sweep)),
     ]
-    if fpc_sims:
-        figures.append(("Finite-population correction", fpc_figure(fpc_sims)))
+    figures.append(("Finite-population correction", fpc_figure(result.fpc_sims)))
     limits = [
         *ev.warnings,
         "Pooled (x, model) scores are not independent; intervals come from a bootstrap over records.",

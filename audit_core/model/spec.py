@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from audit_core.common.errors import InputError
 from audit_core.common.limits import REFERENCE_MODELS
-from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Settings, csv_list, knob
+from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
 from audit_core.model.attacks import ATTACKS
 from audit_core.model.loading import read_model_bytes
 from audit_core.model.reference import FAMILIES
 
-
-def parse_attacks(text: str) -> tuple[str, ...]:
-    """``"loss,rmia"`` -> ``("loss", "rmia")``; an unknown name is refused naming the known ones."""
-    names = csv_list(text)
-    unknown = [n for n in names if n not in ATTACKS]
-    if unknown or not names:
-        raise InputError(f"attacks must be among {', '.join(ATTACKS)} (comma-separated); got {text!r}")
-    return names
+__all__ = ["MODEL", "ModelSettings"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +18,7 @@ class ModelSettings(Settings):
     target: str = knob(REQUIRED, "Label column", "The class the model predicts, in both tables; every other column is "
                        "a feature, given to the model as it is (numbers as floats, in table order).")  # fmt: skip
     attacks: tuple[str, ...] = knob(ATTACKS, "Attacks", "LOSS (no reference model), RMIA offline and LiRA offline "
-                                    "(global variance), all on one log-ROC.", parse=parse_attacks)  # fmt: skip
+                                    "(global variance), all on one log-ROC.", choices=ATTACKS, min_items=1)  # fmt: skip
     reference_models: int = knob(4, "Reference models K", "Trained here on population records never scored; RMIA "
                                  "gets most of its gain from the first one.", bound=REFERENCE_MODELS)  # fmt: skip
     reference_family: str = knob("logistic", "Reference family", "Pick the family closest to the audited model "
@@ -35,20 +26,19 @@ class ModelSettings(Settings):
                                  choices=FAMILIES)  # fmt: skip
     trust_skops_types: tuple[str, ...] = knob((), "Trusted skops types", "Types outside skops' default trusted set "
                                               "that you trust because you made the file (e.g. sklearn.tree._tree.Tree "
-                                              "for a forest); nothing else is ever loaded.", parse=csv_list,
-                                              flag="--trust-skops-types")  # fmt: skip
+                                              "for a forest); nothing else is ever loaded.")  # fmt: skip
 
 
-def _names(inputs) -> tuple[str, str, str]:
-    return tuple(Path(inputs.paths.get(k, k)).name for k in ("model", "train", "population"))  # type: ignore[return-value]
+def _names(inputs: Inputs) -> tuple[str, str, str]:
+    return inputs.name("model"), inputs.name("train"), inputs.name("population")
 
 
-def _run(inputs, s: ModelSettings, *, seed, progress=None, client=None):
+def _run(inputs: Inputs, s: ModelSettings, ctx: Context):
     from audit_core.model.audit import audit_model
 
     return audit_model(inputs["model"], inputs["train"], inputs["population"], target=s.target, attacks=s.attacks,
                        n_reference=s.reference_models, family=s.reference_family, trusted=s.trust_skops_types,
-                       seed=seed, names=_names(inputs), progress=progress)  # fmt: skip
+                       seed=ctx.seed, names=_names(inputs), progress=ctx.progress)  # fmt: skip
 
 
 def _verdict(audit) -> str:
@@ -98,7 +88,7 @@ MODEL = Audit(
     "population, after a fidelity check; log-ROC, TPR at low FPR with intervals, epsilon lower bound.",
     inputs=(
         InputSpec("model", "the trained model: .onnx (standard operators, one file) or .skops; never a pickle",
-                  load=read_model_bytes),
+                  table=False, load=read_model_bytes),
         InputSpec("train", "the members: the model's training table, with the label column (CSV or Parquet)"),
         InputSpec("population", "records from the same distribution the model was not trained on (CSV or Parquet)"),
     ),

@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import DELTA, TARGET_FPR
 from audit_core.common.privacy_bound import DEFAULT_DELTA, EpsilonBound, epsilon_lower_bound
 from audit_core.common.roc import DEFAULT_FPRS, RocCurve, TprAtFpr, _fpr_key, roc_curve, tpr_at_fpr
 from audit_core.common.tables import columns_sentence, read_table
@@ -307,18 +306,13 @@ def score_check(
     table : pandas.DataFrame
         As read by :func:`audit_core.common.tables.read_table`; validated here by :func:`validate_scores`.
     fprs : sequence of float
-        Target false-positive rates, each within :data:`audit_core.common.limits.TARGET_FPR`.
+        Target false-positive rates, at least one (their bounds are the settings' knobs', audit_core.scores.spec).
     delta : float
-        The delta of the (epsilon, delta) statement (:data:`audit_core.common.limits.DELTA`); 1e-5 by default.
+        The delta of the (epsilon, delta) statement; 1e-5 by default.
     seed : int
         Seed of the stratified split behind the epsilon bound.
     """
     fprs = tuple(float(f) for f in fprs)
-    if not fprs:
-        raise InputError("Give at least one target false-positive rate.")
-    for f in fprs:
-        TARGET_FPR.check(f)
-    DELTA.check(delta)
     clean = validate_scores(table, name=name)
     attacks: dict[str, AttackCheck] = {}
     thresholds: dict[str, dict[str, float]] = {}

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from audit_core.common.limits import DELTA, TARGET_FPR
-from audit_core.contract import Audit, InputSpec, Outcome, Settings, knob, parse_float_list
+from audit_core.contract import Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
+
+__all__ = ["SCORES", "ScoreSettings"]
 
 
 @dataclass(frozen=True)
 class ScoreSettings(Settings):
     fpr: tuple[float, ...] = knob(
         (0.001, 0.01, 0.1), "Target FPRs", "Each false-positive rate at which the TPR is reported, with its interval.",
-        bound=TARGET_FPR, parse=parse_float_list,
+        bound=TARGET_FPR, min_items=1,
     )  # fmt: skip
     delta: float = knob(
         1e-5, "delta", "The delta of the (epsilon, delta) statement; 1e-5 is usual for tables of up to ~100,000 records.",
@@ -21,11 +22,10 @@ class ScoreSettings(Settings):
     )  # fmt: skip
 
 
-def _run(inputs, settings: ScoreSettings, *, seed, progress=None, client=None):
+def _run(inputs: Inputs, settings: ScoreSettings, ctx: Context):
     from audit_core.scores.audit import score_check
 
-    name = Path(inputs.paths.get("scores", "scores")).name
-    return score_check(inputs["scores"], fprs=settings.fpr, delta=settings.delta, seed=seed, name=name)
+    return score_check(inputs["scores"], fprs=settings.fpr, delta=settings.delta, seed=ctx.seed, name=inputs.name("scores"))
 
 
 def _decision(result):
@@ -44,8 +44,7 @@ def _report(outcome: Outcome):
     from audit_core.common.report import describe_input
     from audit_core.scores.verdict import build_report
 
-    name = Path(outcome.inputs.paths.get("scores", "scores")).name
-    return build_report(outcome.value, inputs=[describe_input(name, outcome.inputs["scores"])])
+    return build_report(outcome.value, inputs=[describe_input(outcome.inputs.name("scores"), outcome.inputs["scores"])])
 
 
 def _summary(outcome: Outcome) -> list[str]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit_core.contract import Audit, Outcome, Settings, knob
+from audit_core.contract import Audit, Context, Inputs, Outcome, Settings, knob
+
+__all__ = ["SELFCHECK", "SelfCheckSettings"]
 
 
 @dataclass(frozen=True)
@@ -12,10 +14,10 @@ class SelfCheckSettings(Settings):
     quick: bool = knob(False, "Quick", "the reduced version the home page runs (fewer repetitions, under 10 s)")
 
 
-def _run(inputs, s: SelfCheckSettings, *, seed, progress=None, client=None):
+def _run(inputs: Inputs, s: SelfCheckSettings, ctx: Context):
     from audit_core.selfcheck.checks import run_selfcheck, store
 
-    result = run_selfcheck(quick=s.quick, seed=seed)
+    result = run_selfcheck(quick=s.quick, seed=ctx.seed)
     store(result)  # the home page's "Validation" and every report's Software section read it
     return result
 

@@ -56,7 +56,6 @@ from audit_core.synthetic.distributed_distance import nearest_gower_on
 from audit_core.synthetic.linkage import LinkageTest, linkage_test
 
 __all__ = [
-    "ATTACK_LABELS",
     "COPY_TEST_ALPHA",
     "RECORD_COLUMNS",
     "CopyTest",
@@ -87,14 +86,6 @@ RECORD_COLUMNS: tuple[str, ...] = (
 
 #: What a record whose P(member | d) does not rest on data says (records ``..._supported`` False).
 TOO_LITTLE_DATA = "too little data to tell"
-
-#: Plain names of the attacks, for figures and tables.
-ATTACK_LABELS: dict[str, str] = {
-    "true_distribution": "True-distribution KDE (upper bound)",
-    "realistic": "Realistic KDE (auxiliary data)",
-    "distance_threshold": "Method 1: distance < median",
-    "domias": "DOMIAS-style density ratio (1-NN)",
-}
 
 _EPS = 1e-6  # added to distances before taking logs in the density-ratio score
 

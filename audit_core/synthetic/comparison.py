@@ -1,7 +1,7 @@
 """Generators side by side: split a real table, fit each generator, audit and score utility.
 
 The paper behind docs/methods.md §1 compared generators on the same real data; this
-module makes that comparison one call. :func:`split_real_table` cuts the real table
+module makes that comparison one call. :func:`audit_core.synthetic.split.split_real_table` cuts the real table
 into train (members), holdout (non-members), auxiliary (the attacker's data) and a
 reserve (rows nobody sees, for the ``population`` reference); :func:`compare_generators`
 fits every chosen generator from :mod:`audit_core.synthetic.generators` on train, audits each
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import time
 import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
@@ -29,123 +28,11 @@ from audit_core.common.errors import InputError
 from audit_core.common.hashing import fingerprint
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
 from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
-from audit_core.synthetic.generators import GENERATORS, MIN_TRAIN_ROWS, SDV_TABLE, check_generator_input, make_generator
+from audit_core.synthetic.generators import GENERATORS, SDV_TABLE, check_generator_input, make_generator
+from audit_core.synthetic.split import RealSplit, split_real_table
 
 if TYPE_CHECKING:
     from audit_core.synthetic.audit import SyntheticAudit
-
-# --------------------------------------------------------------------------------------
-# Splitting the real table
-# --------------------------------------------------------------------------------------
-DEFAULT_FRACTIONS: dict[str, float] = {"train": 0.4, "holdout": 0.2, "auxiliary": 0.2, "reserve": 0.2}
-"""Default split: train (members), holdout (non-members), auxiliary (attacker's data), reserve (population reference)."""
-
-_SPLIT_PARTS = ("train", "holdout", "auxiliary", "reserve")  # the parts of a split, in the order their rows are drawn
-
-
-@dataclass(frozen=True)
-class RealSplit:
-    """A real table cut into disjoint parts (docs/methods.md §1 inputs R, U, A, plus a reserve).
-
-    Attributes
-    ----------
-    train, holdout, auxiliary, reserve : pandas.DataFrame
-        Disjoint row sets; ``auxiliary`` / ``reserve`` may be empty.
-    rows : dict of str to numpy.ndarray
-        0-based row numbers of each part in the original table.
-    fractions : dict of str to float
-        The fractions asked for.
-    seed : int
-    """
-
-    train: pd.DataFrame = field(repr=False)
-    holdout: pd.DataFrame = field(repr=False)
-    auxiliary: pd.DataFrame = field(repr=False)
-    reserve: pd.DataFrame = field(repr=False)
-    rows: dict[str, np.ndarray] = field(repr=False)
-    fractions: dict[str, float]
-    seed: int
-
-    def sizes(self) -> dict[str, int]:
-        """Rows in each part."""
-        return {k: len(v) for k, v in self.rows.items()}
-
-
-def split_real_table(
-    df: pd.DataFrame, *, fractions: Mapping[str, float] | None = None, seed: int = 0
-) -> RealSplit:
-    """Shuffle a real table and cut it into train / holdout / auxiliary / reserve.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The steward's real table.
-    fractions : mapping, optional
-        Keys among ``train``, ``holdout``, ``auxiliary``, ``reserve`` (default
-        :data:`DEFAULT_FRACTIONS`); missing keys count 0, except that when
-        ``reserve`` is missing it takes whatever the others leave. The sum must not
-        exceed 1. Generators are fitted on ``train``; the audit uses ``holdout`` as
-        non-members and ``auxiliary`` as the attacker's population data; the
-        ``population`` reference samples ``reserve``.
-    seed : int
-        Seeds the shuffle.
-
-    Returns
-    -------
-    RealSplit
-
-    Raises
-    ------
-    InputError
-        Unknown part names, negative fractions or a sum above 1, or a train /
-        holdout part with fewer than 20 rows.
-    """
-    if not isinstance(df, pd.DataFrame) or len(df) == 0:
-        raise InputError("The real table is empty; upload a table with rows.")
-    values = _split_fractions(fractions)
-    rows = _split_rows(len(df), values, seed)
-    frames = {k: df.iloc[rows[k]].reset_index(drop=True) for k in _SPLIT_PARTS}
-    return RealSplit(**frames, rows=rows, fractions=values, seed=seed)
-
-
-def _split_fractions(fractions: Mapping[str, float] | None) -> dict[str, float]:
-    """The fraction of each part, checked; a missing part counts 0, a missing ``reserve`` takes what is left."""
-    given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
-    unknown = sorted(set(given) - set(_SPLIT_PARTS))
-    if unknown:
-        raise InputError(f"Unknown split part(s) {', '.join(unknown)}; use {', '.join(_SPLIT_PARTS)}.")
-    values = {k: float(given.get(k, 0.0)) for k in _SPLIT_PARTS[:3]}
-    if "reserve" in given:
-        values["reserve"] = float(given["reserve"])
-    else:
-        values["reserve"] = max(0.0, 1.0 - sum(values.values()))
-    if any(v < 0 or not math.isfinite(v) for v in values.values()):
-        raise InputError("Split fractions must be between 0 and 1.")
-    total = sum(values.values())
-    if total > 1.0 + 1e-9:
-        raise InputError(
-            f"The split fractions add up to {total:.2f}, more than 1; lower the train, holdout or auxiliary share."
-        )
-    return values
-
-
-def _split_rows(n: int, values: Mapping[str, float], seed: int) -> dict[str, np.ndarray]:
-    """Sorted row numbers of each part: consecutive runs of one seeded shuffle of the ``n`` rows."""
-    order = np.random.default_rng(seed).permutation(n)
-    counts = {k: math.floor(values[k] * n + 1e-9) for k in _SPLIT_PARTS}
-    for k in ("train", "holdout"):
-        if counts[k] < MIN_TRAIN_ROWS:
-            raise InputError(
-                f"The {k} part would hold {counts[k]} rows of {n}; at least {MIN_TRAIN_ROWS} are needed, so "
-                f"raise its fraction or use a larger table."
-            )
-    rows: dict[str, np.ndarray] = {}
-    start = 0
-    for k in _SPLIT_PARTS:
-        rows[k] = np.sort(order[start:start + counts[k]])
-        start += counts[k]
-    return rows
-
 
 # --------------------------------------------------------------------------------------
 # Utility
@@ -285,6 +172,8 @@ class GeneratorComparison:
     types: ColumnTypes
     rows: int
     seed: int
+    real: pd.DataFrame | None = field(default=None, repr=False)
+    """The real table that was split (the report describes it)."""
 
     def __getitem__(self, name: str) -> GeneratorRun:
         for run in self.runs:
@@ -639,4 +528,4 @@ def compare_generators(
         reasons = {run.error for run in runs}
         why = next(iter(reasons)) if len(reasons) == 1 else "; ".join(f"{run.name}: {run.error}" for run in runs)
         raise InputError(f"No generator completed ({why.rstrip('.')}); fix that and run the comparison again.")
-    return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed)
+    return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed, real=real_df)

@@ -460,7 +460,7 @@ def _quote(names: Sequence[str]) -> str:
     return ", ".join(f"'{c}'" for c in names)
 
 
-def _check_roles(roles: DisclosureRoles, columns: Sequence[str]) -> None:
+def check_roles(roles: DisclosureRoles, columns: Sequence[str]) -> None:
     """Refuse impossible roles in one sentence."""
     if not roles.known:
         raise InputError("The attacker knows no column; name at least one quasi-identifier (--known).")
@@ -822,7 +822,7 @@ def _aligned_inputs(
     types = aligned.types
     order = [c for c in order if c in types.columns]
     roles = default_roles(order) if roles is None else roles
-    _check_roles(roles, order)
+    check_roles(roles, order)
     return aligned.frames, types, roles
 
 

@@ -23,21 +23,33 @@ from audit_core.common.figures import (
     group_histogram,
     log_roc_figure,
 )
-from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit
+from audit_core.synthetic.audit import SyntheticAudit, exposed_records, record_comparison
 from audit_core.synthetic.comparison import GeneratorComparison
 from audit_core.synthetic.disclosure import AttackRisk, DisclosureAudit
 
 __all__ = [
+    "ATTACK_LABELS",
+    "REALISTIC_NOT_CALIBRATED",
     "comparison_roc_figure",
     "comparison_table",
     "distance_figure",
+    "exposed_table",
     "overlaps_table",
     "p_member_figure",
     "privacy_utility_figure",
+    "record_table",
     "results_table",
     "risk_figure",
     "roc_figure",
 ]
+
+ATTACK_LABELS: dict[str, str] = {
+    "true_distribution": "True-distribution KDE (upper bound)",
+    "realistic": "Realistic KDE (auxiliary data)",
+    "distance_threshold": "Method 1: distance < median",
+    "domias": "DOMIAS-style density ratio (1-NN)",
+}
+"""Plain names of the attacks, for figures, tables and the verdict."""
 
 
 _KDE_ATTACKS = ("true_distribution", "realistic")
@@ -156,9 +168,9 @@ def overlaps_table(audit: SyntheticAudit) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["rows of", "that are", "rows", "of", "share"])
 
 
-def exposed_table_for_display(table: pd.DataFrame) -> pd.DataFrame:
-    """Round the probability and distance columns of an exposed-records table for display."""
-    out = table.copy()
+def exposed_table(audit: SyntheticAudit, *, k: int = 20, by: str = "p_member_true") -> pd.DataFrame:
+    """The ``k`` most exposed records ranked ``by`` an attack's P(member), rounded for display."""
+    out = exposed_records(audit, k=k, by=by).copy()
     for col in out.columns:
         if (col.startswith("p_member") and out[col].dtype.kind == "f") or col == "distance":
             out[col] = out[col].round(4)
@@ -279,3 +291,11 @@ def risk_figure(disclosure: DisclosureAudit) -> go.Figure:
     fig.update_xaxes(title="risk = (rate_train - rate_control) / (1 - rate_control)", range=[-0.2, 1.02])
     fig.update_yaxes(autorange="reversed")
     return fig
+
+
+def record_table(audit: SyntheticAudit, source: str, row: int) -> pd.DataFrame:
+    """Record ``row`` of table ``source`` (train or holdout) beside its nearest synthetic record, column by column."""
+    recs = audit.records
+    position = int(np.flatnonzero((recs["source"] == source).to_numpy() & (recs["row"] == row).to_numpy())[0])
+    table = record_comparison(audit, position)
+    return table.assign(record=table["record"].astype(str), nearest_synthetic=table["nearest_synthetic"].astype(str))

@@ -27,20 +27,21 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import math
 import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from audit_core.common.errors import InputError
+from audit_core.common.limits import MIN_TRAIN_ROWS
 from audit_core.common.runtime import ProgressFn, as_progress, pick_device, seed_everything, sub_progress
 from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
+from audit_core.synthetic.choices import GENERATOR_INFO, GeneratorInfo
 
 if TYPE_CHECKING:
     pass
@@ -48,110 +49,19 @@ if TYPE_CHECKING:
 MAX_CATEGORIES = 200
 """A categorical column with more distinct values than this is refused (free text, identifiers)."""
 
-MIN_TRAIN_ROWS = 20
-"""Fewest training rows a generator is fitted on."""
 
 _DATE_PATTERN = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T]\d{1,2}:\d{2}.*)?\s*$")
 SDV_TABLE = "real"
 
 
 # --------------------------------------------------------------------------------------
-# Parameters and registry entries
+# Registry entries: what audit_core.synthetic.choices says of a generator, and how to build it
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ParamSpec:
-    """One user-settable parameter of a generator.
+class GeneratorSpec(GeneratorInfo):
+    """A registry entry: the generator's :class:`~audit_core.synthetic.choices.GeneratorInfo` and its class."""
 
-    Attributes
-    ----------
-    name : str
-        Keyword accepted by :func:`make_generator`.
-    label : str
-        Short human label (pages use it for the widget).
-    kind : str
-        ``"int"``, ``"float"`` or ``"choice"``.
-    default : int, float or str
-        Default chosen so that a fit on 5,000 rows takes under two minutes on two CPU cores.
-    low, high : float, optional
-        Inclusive bounds for ``int`` / ``float``.
-    choices : tuple of str
-        Allowed values for ``choice``.
-    help : str
-        One sentence on what the parameter does.
-    """
-
-    name: str
-    label: str
-    kind: str
-    default: Any
-    low: float | None = None
-    high: float | None = None
-    _: KW_ONLY  # choices and help by name: a help text passed positionally once became the choices
-    choices: tuple[str, ...] = ()
-    help: str = ""
-
-    def check(self, value: Any, *, generator: str) -> Any:
-        """Return ``value`` converted to the parameter's type, or raise InputError."""
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise InputError(
-                    f"Parameter '{self.name}' of generator '{generator}' must be one of "
-                    f"{', '.join(self.choices)}; got {value!r}."
-                )
-            return value
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise InputError(
-                f"Parameter '{self.name}' of generator '{generator}' must be a number; got {value!r}."
-            ) from None
-        if not math.isfinite(number):  # nan passes every comparison with the bounds
-            raise InputError(
-                f"Parameter '{self.name}' of generator '{generator}' must be a finite number; got {value!r}."
-            )
-        if self.kind == "int":
-            if not float(number).is_integer():
-                raise InputError(
-                    f"Parameter '{self.name}' of generator '{generator}' must be a whole number; got {value!r}."
-                )
-            number = int(number)
-        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
-            raise InputError(
-                f"Parameter '{self.name}' of generator '{generator}' must lie between {self.low:g} and "
-                f"{self.high:g}; got {value!r}."
-            )
-        return number
-
-
-@dataclass(frozen=True)
-class GeneratorSpec:
-    """A registry entry: how to build a generator and what it exposes.
-
-    Attributes
-    ----------
-    name, label, summary : str
-        Registry key, display name, one-sentence description.
-    factory : callable
-        The :class:`TabularGenerator` subclass.
-    params : tuple of ParamSpec
-        Settable parameters with defaults.
-    has_epochs : bool
-        True when fitting runs in epochs (progress is then reported per epoch).
-    reference : bool
-        True for the two reference points (``bootstrap``, ``population``).
-    """
-
-    name: str
-    label: str
-    summary: str
-    factory: Callable[..., TabularGenerator] = field(repr=False)
-    params: tuple[ParamSpec, ...] = ()
-    has_epochs: bool = False
-    reference: bool = False
-
-    def defaults(self) -> dict[str, Any]:
-        """The default value of every parameter."""
-        return {p.name: p.default for p in self.params}
+    factory: Callable[..., TabularGenerator] | None = field(default=None, repr=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -713,70 +623,20 @@ class PopulationGenerator(TabularGenerator):
 # --------------------------------------------------------------------------------------
 # Registry
 # --------------------------------------------------------------------------------------
-def _epochs(default: int) -> ParamSpec:
-    return ParamSpec("epochs", "Epochs", "int", default, 1, 2000, help="Passes over the training table.")
-
-
-def _batch(default: int) -> ParamSpec:
-    return ParamSpec(
-        "batch_size", "Batch size", "int", default, 10, 10000,
-        help="Rows per gradient step (an even multiple of 10 for the GANs).",
-    )
-
-
-GENERATORS: dict[str, GeneratorSpec] = {
-    "gaussian_copula": GeneratorSpec(
-        "gaussian_copula", "Gaussian copula (SDV)",
-        "Fits each column's distribution and a Gaussian copula for their dependence.",
-        GaussianCopulaGenerator,
-        (ParamSpec(
-            "default_distribution", "Marginal distribution", "choice", "beta",
-            choices=("norm", "beta", "truncnorm", "gamma", "uniform", "gaussian_kde"),
-            help="Family fitted to each numeric column.",
-        ),),
-    ),
-    "ctgan": GeneratorSpec(
-        "ctgan", "CTGAN (SDV)", "Conditional GAN for mixed tabular data.", CTGANGenerator,
-        (_epochs(30), _batch(500)), has_epochs=True,
-    ),
-    "tvae": GeneratorSpec(
-        "tvae", "TVAE (SDV)", "Variational autoencoder for mixed tabular data.", TVAEGenerator,
-        (_epochs(60), _batch(500)), has_epochs=True,
-    ),
-    "copulagan": GeneratorSpec(
-        "copulagan", "CopulaGAN (SDV)", "CTGAN trained on copula-transformed marginals.", CopulaGANGenerator,
-        (_epochs(30), _batch(500)), has_epochs=True,
-    ),
-    "bayesian_network": GeneratorSpec(
-        "bayesian_network", "Bayesian network (pgmpy)",
-        "Hill-climbing structure (BIC), smoothed CPDs, forward sampling; numeric columns binned.",
-        BayesianNetworkGenerator,
-        (
-            ParamSpec("degree", "Max parents per node", "int", 2, 0, 6, help="Bayesian-network degree (in-degree bound)."),
-            ParamSpec("bins", "Bins per numeric column", "int", 10, 2, 100, help="Quantile bins for numeric columns."),
-            ParamSpec(
-                "pseudo_count", "Prior strength", "float", 1.0, 0.0, 1000.0,
-                help="BDeu equivalent sample size: larger smooths the probabilities more.",
-            ),
-        ),
-    ),
-    "bootstrap": GeneratorSpec(
-        "bootstrap", "Bootstrap (leaky reference)",
-        "Resamples training rows: every synthetic row is a member (maximal leakage).",
-        BootstrapGenerator,
-        (ParamSpec(
-            "noise", "Noise", "float", 0.0, 0.0, 1.0,
-            help="Numeric noise in column standard deviations / probability of swapping a category.",
-        ),),
-        reference=True,
-    ),
-    "population": GeneratorSpec(
-        "population", "Population (chance reference)",
-        "Returns real rows nobody trained on: what a perfect generator would leak.",
-        PopulationGenerator, (), reference=True,
-    ),
+_FACTORIES: dict[str, type[TabularGenerator]] = {
+    "gaussian_copula": GaussianCopulaGenerator,
+    "ctgan": CTGANGenerator,
+    "tvae": TVAEGenerator,
+    "copulagan": CopulaGANGenerator,
+    "bayesian_network": BayesianNetworkGenerator,
+    "bootstrap": BootstrapGenerator,
+    "population": PopulationGenerator,
 }
-"""Registry of generators by name; adding one is one entry."""
+GENERATORS: dict[str, GeneratorSpec] = {
+    name: GeneratorSpec(**{f.name: getattr(info, f.name) for f in fields(info)}, factory=_FACTORIES[name])
+    for name, info in GENERATOR_INFO.items()
+}
+"""Registry of generators by name (the names, labels and parameters: audit_core.synthetic.choices)."""
 
 
 def make_generator(name: str, **params: Any) -> TabularGenerator:
@@ -806,4 +666,6 @@ def make_generator(name: str, **params: Any) -> TabularGenerator:
     """
     if name not in GENERATORS:
         raise InputError(f"Unknown generator '{name}'; choose one of {', '.join(GENERATORS)}.")
-    return GENERATORS[name].factory(**params)
+    factory = GENERATORS[name].factory
+    assert factory is not None  # every entry has its class
+    return factory(**params)

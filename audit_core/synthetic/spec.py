@@ -7,11 +7,11 @@ linkability and attribute inference on the same tables.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import (
+    BANDWIDTH,
     BANDWIDTH_SCALE,
     DISCLOSURE_ATTACKS,
     GENERATED_ROWS,
@@ -20,41 +20,46 @@ from audit_core.common.limits import (
     PRIOR,
     Bound,
 )
-from audit_core.contract import REQUIRED, Audit, InputSpec, Outcome, Ran, Settings, csv_list, knob, read_table_input
-from audit_core.synthetic.comparison import DEFAULT_FRACTIONS
+from audit_core.contract import (
+    REQUIRED,
+    Audit,
+    Context,
+    Inputs,
+    InputSpec,
+    Outcome,
+    Settings,
+    csv_list,
+    knob,
+)
+from audit_core.synthetic.choices import GENERATOR_INFO
+from audit_core.synthetic.density import BANDWIDTH_RULES
+from audit_core.synthetic.split import DEFAULT_FRACTIONS
 
-BANDWIDTH_RULES = ("silverman", "scott", "cv")
+__all__ = ["COMPARE", "GENERATE", "TABULAR", "CompareSettings", "GenerateSettings", "TabularResult", "TabularSettings"]
 
 
-def parse_bandwidth(text: str) -> str | float:
-    """``scott`` / ``silverman`` / ``cv``, or a positive number (a bandwidth on the KDE's log-like axis)."""
-    rule = str(text).strip().lower()
-    if rule in BANDWIDTH_RULES:
-        return rule
-    try:
-        return float(rule)
-    except ValueError:
-        raise InputError(f"--bandwidth must be scott, silverman, cv or a positive number, not {text!r}.") from None
-
-
-def _columns(label: str, help: str) -> Any:
-    return knob((), label, help, parse=csv_list)
+def _columns(label: str, help: str, stage: str = "run") -> Any:
+    return knob((), label, help, stage=stage)
 
 
 def _role(label: str, help: str) -> Any:
     return knob(None, label, "--disclosure: " + help, parse=csv_list)
 
 
+def _bandwidth(help: str) -> Any:
+    return knob("silverman", "Bandwidth rule", help, choices=BANDWIDTH_RULES, bound=BANDWIDTH, stage="rescore")
+
+
 @dataclass(frozen=True)
 class TabularSettings(Settings):
-    categorical: tuple[str, ...] = _columns("Categorical columns", "columns compared as equal / not equal")
-    numeric: tuple[str, ...] = _columns("Numeric columns", "columns compared as |x - s| / range")
-    ignore: tuple[str, ...] = _columns("Ignored columns", "columns left out of the distance")
-    bandwidth: str | float = knob("silverman", "Bandwidth rule", "KDE bandwidth: scott, silverman, cv or a number "
-                                  "(on the KDE's log-like distance axis).", parse=parse_bandwidth, rescore=True)  # fmt: skip
+    categorical: tuple[str, ...] = _columns("Categorical columns", "columns compared as equal / not equal", "setup")
+    numeric: tuple[str, ...] = _columns("Numeric columns", "columns compared as |x - s| / range", "setup")
+    ignore: tuple[str, ...] = _columns("Ignored columns", "columns left out of the distance", "setup")
+    bandwidth: str | float = _bandwidth("KDE bandwidth: scott, silverman, cv or a number (on the KDE's log-like "
+                                        "distance axis).")  # fmt: skip
     bandwidth_scale: float = knob(1.0, "Bandwidth × rule", "Multiplier on the bandwidth rule: smaller gives sharper "
-                                  "densities, larger smoother ones.", bound=BANDWIDTH_SCALE, rescore=True)  # fmt: skip
-    prior: float = knob(0.5, "Prior P(member)", "prior membership probability pi", bound=PRIOR, rescore=True)
+                                  "densities, larger smoother ones.", bound=BANDWIDTH_SCALE, stage="rescore")  # fmt: skip
+    prior: float = knob(0.5, "Prior P(member)", "prior membership probability pi", bound=PRIOR, stage="rescore")
     disclosure: bool = knob(False, "Disclosure attacks", "also run singling out, linkability and inference")
     known: tuple[str, ...] | None = _role("Columns the attacker knows", "default: all but the secrets")
     link_a: tuple[str, ...] | None = _role("Linkability: one half", "default: first half of --known")
@@ -63,7 +68,28 @@ class TabularSettings(Settings):
     n_attacks: int = knob(2000, "Attacks per table", "--disclosure: attacks per table", bound=DISCLOSURE_ATTACKS)
     link_k: int = knob(1, "Linkability neighbours k", "--disclosure: neighbours per half", bound=LINK_K)
     groups: str | None = knob(None, "Risk by group", "column whose groups each get a TPR at 1 % FPR (default: the "
-                              "column with the largest spread of risk)", rescore=True)  # fmt: skip
+                              "column with the largest spread of risk)", stage="rescore")  # fmt: skip
+
+    @staticmethod
+    def column_kinds(train: Any) -> dict[str, str]:
+        """Each column of the training table as inferred: ``numeric``, ``categorical`` or ``ignore`` (the editor's start)."""
+        from audit_core.common.tables import infer_column_types
+
+        types = infer_column_types(train)
+        kinds = {c: "numeric" for c in types.numeric} | {c: "categorical" for c in types.categorical}
+        return {str(c): kinds.get(str(c), "ignore") for c in train.columns}
+
+    @staticmethod
+    def default_roles(columns: list[str]) -> dict[str, tuple[str, ...]]:
+        """The disclosure attacker's roles when none are given: ``known``, ``link_a``, ``link_b``, ``secrets``."""
+        from audit_core.synthetic.disclosure import default_roles
+
+        return {k: tuple(v) for k, v in default_roles(columns).to_json().items()}
+
+    def validate(self) -> None:
+        super().validate()
+        if (self.link_a is None) != (self.link_b is None) or (self.link_a is not None and not (self.link_a and self.link_b)):
+            raise InputError("The linkability split has an empty side; give columns to both --link-a and --link-b.")
 
 
 @dataclass(frozen=True)
@@ -102,54 +128,65 @@ def group_risk(audit: Any, column: str | None):
     return risk_by_group(columns, recs["p_member_true"].to_numpy(), recs["is_member"].to_numpy(), column=column)
 
 
-def _types(tables: dict[str, Any], s: TabularSettings):
+_ROLES = ("train", "holdout", "synthetic", "auxiliary")
+
+
+def _types(inputs: Inputs, s: TabularSettings):
     from audit_core.common.tables import infer_column_types
 
-    return infer_column_types(tables["train"], categorical=s.categorical, numeric=s.numeric, ignore=s.ignore)
+    return infer_column_types(inputs["train"], categorical=s.categorical, numeric=s.numeric, ignore=s.ignore)
 
 
-def disclosure_roles(columns: list[str], s: TabularSettings):
-    """The attacker's roles from the settings (None: the defaults), checked before the long audit."""
+def _roles(columns: list[str], s: TabularSettings):
+    """The attacker's roles from the settings (None: the defaults)."""
     from audit_core.synthetic.disclosure import DisclosureRoles, default_roles
 
     if all(getattr(s, n) is None for n in ("known", "link_a", "link_b", "secrets")):
         return None
     roles = default_roles(columns, secrets=s.secrets, known=s.known)
-    if s.link_a is not None or s.link_b is not None:
-        if not s.link_a or not s.link_b:
-            raise InputError("The linkability split has an empty side; give columns to both --link-a and --link-b.")
+    if s.link_a is not None and s.link_b is not None:
         roles = DisclosureRoles(known=roles.known, link_a=s.link_a, link_b=s.link_b, secrets=roles.secrets)
     return roles
 
 
-def _run(inputs, s: TabularSettings, *, seed, progress=None, client=None):
-    from audit_core.synthetic.audit import audit_synthetic
+def _check(inputs: Inputs, s: TabularSettings) -> None:
+    """The column types, the group column and the attacker's roles fit the training table (before the long audit)."""
+    from audit_core.common.tables import columns_sentence
 
-    tables = {role: inputs.get(role) for role in ("train", "holdout", "synthetic", "auxiliary")}
-    types = _types(tables, s)
-    if s.groups is not None and s.groups not in types.columns:  # before the long audit
-        from audit_core.common.tables import columns_sentence
-
+    types = _types(inputs, s)
+    if s.groups is not None and s.groups not in types.columns:
         raise InputError(f"--groups: '{s.groups}' is not a compared column of the training table; "
                          + columns_sentence(types.columns, s.groups))
-    roles = None
-    if s.disclosure:  # bad roles fail before the long audit
-        roles = disclosure_roles([c for c in tables["train"].columns if c in types.columns], s)
-    audit = audit_synthetic(tables["train"], tables["holdout"], tables["synthetic"], tables["auxiliary"], types=types,
-                            prior=s.prior, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale, seed=seed,
-                            progress=progress, client=client)  # fmt: skip
-    return TabularResult(audit, _disclosure(tables, types, roles, s, seed) if s.disclosure else None,
-                         group_risk(audit, s.groups))  # fmt: skip
+    if s.disclosure:
+        from audit_core.synthetic.disclosure import check_roles, default_roles
+
+        columns = [c for c in inputs["train"].columns if c in types.columns]
+        check_roles(_roles(columns, s) or default_roles(columns), columns)
 
 
-def _disclosure(tables, types, roles, s: TabularSettings, seed: int):
-    from audit_core.synthetic.disclosure import audit_disclosure
+def _prepare(inputs: Inputs, s: TabularSettings, ctx: Context):
+    """The membership audit (distances, copies, linkage, densities at the default bandwidth and prior)."""
+    from audit_core.synthetic.audit import audit_synthetic
 
-    return audit_disclosure(tables["train"], tables["holdout"], tables["synthetic"], types=types, roles=roles,
-                            n_attacks=s.n_attacks, link_k=s.link_k, seed=seed)  # fmt: skip
+    t = {role: inputs.get(role) for role in _ROLES}
+    return audit_synthetic(t["train"], t["holdout"], t["synthetic"], t["auxiliary"], types=_types(inputs, s),
+                           seed=ctx.seed, progress=ctx.progress, client=ctx.client)  # fmt: skip
 
 
-def _rescore(result: TabularResult, s: TabularSettings, *, seed: int) -> TabularResult:
+def _run(inputs: Inputs, s: TabularSettings, ctx: Context) -> TabularResult:
+    audit = ctx.prepared
+    disclosure = None
+    if s.disclosure:
+        from audit_core.synthetic.disclosure import audit_disclosure
+
+        columns = [c for c in inputs["train"].columns if c in audit.types.columns]
+        disclosure = audit_disclosure(inputs["train"], inputs["holdout"], inputs["synthetic"], types=audit.types,
+                                      roles=_roles(columns, s), n_attacks=s.n_attacks, link_k=s.link_k, seed=ctx.seed,
+                                      progress=ctx.progress)  # fmt: skip
+    return TabularResult(audit, disclosure, group_risk(audit, s.groups))
+
+
+def _rescore(result: TabularResult, s: TabularSettings, ctx: Context) -> TabularResult:
     from audit_core.synthetic.audit import rescore
 
     audit = rescore(result.audit, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale, prior=s.prior)
@@ -173,8 +210,7 @@ def _report(outcome: Outcome):
     from audit_core.synthetic.verdict import build_report, with_disclosure
 
     result = outcome.value
-    names = ("train", "holdout", "synthetic", "auxiliary")
-    inputs = [describe_input(n, outcome.inputs[n]) for n in names if outcome.inputs.get(n) is not None]
+    inputs = [describe_input(n, outcome.inputs[n]) for n in _ROLES if outcome.inputs.get(n) is not None]
     report = build_report(result.audit, inputs=inputs)
     if result.groups is not None:
         caption = f"Risk by group: {result.groups.column} (TPR at 1 % FPR of the true-distribution attack, worst first)"
@@ -217,11 +253,7 @@ def _after(outcome: Outcome) -> list[str]:
 
 def _table_input(role: str, help: str, required: bool = True) -> InputSpec:
     """A table named by its role (train, holdout, ...) in messages and the report, whatever its file is called."""
-    return InputSpec(role, help, required=required, load=partial(_named_table, role))
-
-
-def _named_table(role: str, source: Any, name: str) -> Any:
-    return read_table_input(source, role)
+    return InputSpec(role, help, required=required, named_by_role=True)
 
 
 TABULAR = Audit(
@@ -239,6 +271,9 @@ TABULAR = Audit(
         _table_input("auxiliary", "population data the attacker holds (optional)", required=False),
     ),
     settings=TabularSettings,
+    check=_check,
+    prepare=_prepare,
+    setup_share=0.9,
     run=_run,
     rescore=_rescore,
     verdict=_verdict,
@@ -259,22 +294,12 @@ DEFAULT_GENERATORS = ("bootstrap", "population", "gaussian_copula", "bayesian_ne
 _FRACTION = Bound("a split fraction", 0.0, 0.95, integer=False)
 
 
-def parse_params(text: str) -> tuple[str, ...]:
-    """``ctgan.epochs=5,tvae.epochs=5`` -> ``("ctgan.epochs=5", "tvae.epochs=5")``, each checked for its shape."""
-    items = csv_list(text)
-    for item in items:
-        name, _, value = item.partition("=")
-        if "." not in name or not value:
-            raise InputError(f"--params takes generator.parameter=value pairs like ctgan.epochs=5, not {item!r}.")
-    return tuple(sorted(items))
-
-
 @dataclass(frozen=True)
 class CompareSettings(Settings):
     generators: tuple[str, ...] = knob(DEFAULT_GENERATORS, "Generators", "comma-separated generator names",
-                                       parse=csv_list)  # fmt: skip
+                                       choices=tuple(GENERATOR_INFO), min_items=1)  # fmt: skip
     params: tuple[str, ...] = knob((), "Generator settings", "generator.parameter=value pairs, e.g. ctgan.epochs=5 "
-                                   "(the others keep their defaults)", parse=parse_params)  # fmt: skip
+                                   "(the others keep their defaults)")  # fmt: skip
     use_rows: int = knob(0, "Real rows to use", "a random subset of the real table (0 = all rows; fits scale with it)",
                          bound=Bound("the number of real rows to use", 0, 10_000_000))  # fmt: skip
     synthetic_rows: int = knob(0, "Synthetic rows per generator (0 = as many as train)", flag="--rows",
@@ -285,60 +310,45 @@ class CompareSettings(Settings):
     auxiliary: float = knob(DEFAULT_FRACTIONS["auxiliary"], "Auxiliary", "share the realistic attacker holds",
                             bound=_FRACTION)  # fmt: skip
     ignore: tuple[str, ...] = _columns("Columns to leave out", "columns left out of every fit and audit")
-    bandwidth: str | float = knob("silverman", "KDE bandwidth", "Re-scores every audit from the stored distances.",
-                                  parse=parse_bandwidth, rescore=True)  # fmt: skip
+    bandwidth: str | float = _bandwidth("Re-scores every audit from the stored distances.")
     prior: float = knob(0.5, "Prior P(member)", "Re-scores every audit from the stored distances.", bound=PRIOR,
-                        rescore=True)  # fmt: skip
+                        stage="rescore")  # fmt: skip
 
     def validate(self) -> None:
         super().validate()
-        from audit_core.synthetic.generators import GENERATORS
-
-        unknown = [g for g in self.generators if g not in GENERATORS]
-        if unknown or not self.generators:
-            raise InputError(f"Unknown or no generators {', '.join(unknown)}; choose from {', '.join(GENERATORS)}.")
         self.generator_params()  # each --params value checked by its generator before any file is read
 
     def generator_params(self) -> dict[str, dict[str, Any]]:
         """``{generator: {parameter: value}}``, each value checked by its generator's ParamSpec."""
-        from audit_core.synthetic.generators import GENERATORS
-
         out: dict[str, dict[str, Any]] = {}
         for item in self.params:
             key, _, value = item.partition("=")
             name, _, param = key.partition(".")
-            specs = {p.name: p for p in GENERATORS[name].params} if name in GENERATORS else {}
+            if not value or not param:
+                raise InputError(f"--params takes generator.parameter=value pairs like ctgan.epochs=5, not {item!r}.")
+            specs = {p.name: p for p in GENERATOR_INFO[name].params} if name in GENERATOR_INFO else {}
             if param not in specs:
                 raise InputError(f"--params: generator '{name}' has no setting '{param}'.")
             out.setdefault(name, {})[param] = specs[param].check(value, generator=name)
         return out
 
 
-def comparison_inputs(real: Any, s: CompareSettings, *, seed: int) -> tuple[Any, dict[str, Any]]:
-    """The rows compared and the keyword arguments of ``compare_generators``: the page and the CLI both start here."""
+def _run_compare(inputs: Inputs, s: CompareSettings, ctx: Context):
+    """Fit and audit every generator on (a seeded subset of) the real table; fits are kept in ``ctx.cache``."""
     from audit_core.common.tables import infer_column_types
+    from audit_core.synthetic.comparison import compare_generators
 
-    use = int(s.use_rows)
-    subset = real.sample(use, random_state=seed).reset_index(drop=True) if 0 < use < len(real) else real
-    kwargs = {
-        "names": list(s.generators), "params": s.generator_params(), "types": infer_column_types(subset, ignore=s.ignore),
-        "fractions": {"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary}, "rows": s.synthetic_rows or None,
-        "seed": seed,
-    }  # fmt: skip
-    return subset, kwargs
-
-
-def _run_compare(inputs, s: CompareSettings, *, seed, progress=None, client=None):
-    from audit_core.synthetic.comparison import compare_generators, rescore_comparison
-
-    subset, kwargs = comparison_inputs(inputs["data"], s, seed=seed)
-    comparison = compare_generators(subset, **kwargs, progress=progress, client=client)
-    if s.bandwidth != "silverman" or s.prior != 0.5:  # fitted and audited at the defaults, then re-scored (as the page)
-        comparison = rescore_comparison(comparison, bandwidth=s.bandwidth, prior=s.prior)
-    return Ran(comparison, {"subset": subset})
+    real, use = inputs["data"], int(s.use_rows)
+    subset = real.sample(use, random_state=ctx.seed).reset_index(drop=True) if 0 < use < len(real) else real
+    return compare_generators(
+        subset, names=list(s.generators), params=s.generator_params(), types=infer_column_types(subset, ignore=s.ignore),
+        fractions={"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary}, rows=s.synthetic_rows or None,
+        seed=ctx.seed, progress=ctx.progress, cache=ctx.cache, per_generator_progress=ctx.progress_for,
+        client=ctx.client,
+    )  # fmt: skip
 
 
-def _rescore_compare(comparison, s: CompareSettings, *, seed: int):
+def _rescore_compare(comparison, s: CompareSettings, ctx: Context):
     from audit_core.synthetic.comparison import rescore_comparison
 
     return rescore_comparison(comparison, bandwidth=s.bandwidth, prior=s.prior)
@@ -348,8 +358,7 @@ def _compare_report(outcome: Outcome):
     from audit_core.common.report import describe_input
     from audit_core.synthetic.verdict import build_comparison_report
 
-    real = outcome.extras.get("subset", outcome.inputs["data"])
-    return build_comparison_report(outcome.value, inputs=[describe_input("real table", real)])
+    return build_comparison_report(outcome.value, inputs=[describe_input("real table", outcome.value.real)])
 
 
 def _compare_summary(outcome: Outcome) -> list[str]:
@@ -404,41 +413,47 @@ OUT_SUFFIXES = (".csv", ".parquet")
 
 @dataclass(frozen=True)
 class GenerateSettings(Settings):
-    generator: str = knob(REQUIRED, "Generator", "generator name, e.g. gaussian_copula, ctgan, bayesian_network")
-    rows: int = knob(REQUIRED, "Synthetic rows", bound=GENERATED_ROWS, parse=int)
+    generator: str = knob(REQUIRED, "Generator", "generator name, e.g. gaussian_copula, ctgan, bayesian_network",
+                          choices=tuple(GENERATOR_INFO))  # fmt: skip
+    rows: int = knob(REQUIRED, "Synthetic rows", bound=GENERATED_ROWS)
     categorical: tuple[str, ...] = _columns("Categorical columns", "comma-separated columns to treat as categorical")
     ignore: tuple[str, ...] = _columns("Ignored columns", "comma-separated columns to leave out")
-    epochs: int | None = knob(None, "Epochs", "training epochs (generators that have them)", bound=GENERATOR_EPOCHS,
-                              parse=int)  # fmt: skip
+    epochs: int | None = knob(None, "Epochs", "training epochs (generators that have them)", bound=GENERATOR_EPOCHS)
 
     def validate(self) -> None:
         super().validate()
-        from audit_core.synthetic.generators import GENERATORS
-
-        if self.generator not in GENERATORS:
-            raise InputError(f"Unknown generator '{self.generator}'; choose one of {', '.join(GENERATORS)}.")
         if self.generator == "population":
             raise InputError(
                 "The 'population' reference returns real rows held out from training; it only exists inside a "
                 "comparison (the dashboard's Generate & compare page, or the compare command); choose another generator."
             )
-        if self.epochs is not None and not GENERATORS[self.generator].has_epochs:
+        if self.epochs is not None and not GENERATOR_INFO[self.generator].has_epochs:
             raise InputError(f"Generator '{self.generator}' has no epochs; leave out --epochs.")
 
 
-def _run_generate(inputs, s: GenerateSettings, *, seed, progress=None, client=None):
+def _run_generate(inputs: Inputs, s: GenerateSettings, ctx: Context):
     from audit_core.common.tables import infer_column_types
     from audit_core.synthetic.generators import make_generator
 
     train = inputs["train"]
     types = infer_column_types(train, categorical=s.categorical, ignore=s.ignore)
     generator = make_generator(s.generator, **({} if s.epochs is None else {"epochs": s.epochs}))
-    generator.fit(train, types=types, seed=seed, progress=progress)
-    return generator.sample(s.rows, seed=seed)
+    generator.fit(train, types=types, seed=ctx.seed, progress=ctx.progress)
+    return _Table(generator.sample(s.rows, seed=ctx.seed))
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A generated table (the tool's value; its JSON is its size)."""
+
+    frame: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": len(self.frame), "columns": list(map(str, self.frame.columns))}
 
 
 def _save_table(outcome: Outcome, path: str) -> str | bytes:
-    table = outcome.value
+    table = outcome.value.frame
     from audit_core.common.outputs import csv_text
 
     return csv_text(table) if path.lower().endswith(".csv") else table.to_parquet(index=False)
@@ -454,7 +469,7 @@ GENERATE = Audit(
     inputs=(_table_input("train", "the table the generator is fitted on"),),
     settings=GenerateSettings,
     run=_run_generate,
-    verdict=lambda table: f"wrote {len(table):,} synthetic rows",
+    verdict=lambda table: f"wrote {len(table.frame):,} synthetic rows",
     outputs=("out",),
     save=_save_table,
 )

@@ -25,10 +25,11 @@ import pandas as pd
 from audit_core.common.decision import LEVELS, Decision, Finding, attack_finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
-from audit_core.synthetic.audit import ATTACK_LABELS, SyntheticAudit, exposed_records
+from audit_core.synthetic.audit import SyntheticAudit, exposed_records
 from audit_core.synthetic.comparison import GeneratorComparison
 from audit_core.synthetic.disclosure import DISCLOSURE_RECORD_COLUMNS, DisclosureAudit
 from audit_core.synthetic.figures import (
+    ATTACK_LABELS,
     _label,
     _status,
     comparison_roc_figure,

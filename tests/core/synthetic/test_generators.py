@@ -15,10 +15,10 @@ from audit_core.synthetic.comparison import (
     compare_generators,
     fit_and_sample,
     rescore_comparison,
-    split_real_table,
     utility_score,
 )
 from audit_core.synthetic.generators import GENERATORS, make_generator
+from audit_core.synthetic.split import split_real_table
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_data" / "adult.csv"

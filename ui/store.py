@@ -1,14 +1,16 @@
-"""Widgets every page uses: errors, progress, metric cards, downloads, last results."""
+"""The one result store of the dashboard: finished heavy results, shared by sessions, bounded in entries and bytes.
+
+:func:`cached_run` runs a step once per key under a progress bar and keeps its result;
+:func:`load_table` reads a table once (an upload only for its own session); a background
+thread drops the large results of sessions that ended. Nothing else in the dashboard caches.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
-import datetime as dt
 import gc
 import hashlib
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -16,47 +18,25 @@ from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from audit_core import contract
 from audit_core.common.hashing import fingerprint
-from audit_core.common.limits import SEED
-from audit_core.common.outputs import csv_text
-from audit_core.common.report import Report, pdf_available, to_json_text
-from audit_core.common.roc import TprAtFpr
 from audit_core.common.runtime import ProgressFn
 from audit_core.common.tables import read_table
-from audit_core.contract import Audit, Inputs, Outcome, Settings
-from ui import state
 
-HELP: dict[str, str] = {
-    "auc": "Area under the ROC curve: 0.5 is chance (the attack cannot tell members from non-members), 1.0 is perfect.",
-    "tpr_at_fpr": (
-        "True-positive rate at a fixed false-positive rate: the share of members the attacker exposes while wrongly "
-        "accusing only that share of non-members. The number that matters for individuals; averages hide it."
-    ),
-    "ci": (
-        "95 % interval of the TPR that accounts for both samples: the threshold's uncertainty (it is estimated from "
-        "the non-members) and the members' count; exact and conservative. Below 10/alpha non-members, the FPR "
-        "itself cannot be measured."
-    ),
-    "eer": "Equal error rate: where false positives and false negatives are equally frequent (0.5 = chance).",
-    "accuracy": "Share of records classified correctly at P(member) >= 0.5. Can look harmless while a few records are exposed.",
-    "precision": "Of the records called members, the share that really are.",
-    "recall": "Of the members, the share called members (= TPR at that threshold).",
-    "f1": "Harmonic mean of precision and recall at the decision threshold.",
-    "p_member": "P(member | distance): the attacker's posterior that this record was in the training data.",
-    "distance": "Gower distance to the nearest synthetic record: 0 means an exact copy, 1 means nothing in common.",
-    "error_area": "Error area = 1 - AUC: the higher, the more the MIA is fooled.",
-    "grad_norm": "Norm of the loss gradient with respect to the input; fabricated members show a collapse of it.",
-}
-
-
-def show_input_error(exc: Exception) -> None:
-    """Show a bad-input error as one clear sentence (no traceback)."""
-    st.error(str(exc), icon="🚫")
+__all__ = [
+    "CACHE_BYTES",
+    "SESSION_BOUND_BYTES",
+    "UPLOADED_BY",
+    "ResultStore",
+    "StoreView",
+    "approx_nbytes",
+    "cached_run",
+    "load_table",
+    "progress_reporter",
+    "result_cache",
+]
 
 
 @contextlib.contextmanager
@@ -271,13 +251,8 @@ def release_free_memory() -> None:
 
 
 def result_cache(namespace: str) -> StoreView:
-    """A :class:`StoreView` of the result store for this session (the ``cache=`` of audit_core calls)."""
+    """A :class:`StoreView` of the result store for this session (the ``cache`` an audit's stages are kept in)."""
     return StoreView(_result_store(), namespace, _session_id())
-
-
-def keep_result(key: str, value: Any) -> None:
-    """Keep a finished result in the store under ``key`` (read back with :func:`stored_result`)."""
-    _result_store().put(key, value, _session_id())
 
 
 def _session_id() -> str | None:
@@ -291,11 +266,6 @@ def _session_is_active(session_id: str) -> bool:
     from streamlit import runtime
 
     return not runtime.exists() or runtime.get_instance().is_active_session(session_id)
-
-
-def stored_result(key: str) -> Any | None:
-    """A finished result of :func:`cached_run` still in the store, or None (evicted to free memory)."""
-    return _result_store().get(key, _session_id())
 
 
 UPLOADED_BY = "uploaded_by_session"
@@ -339,141 +309,3 @@ def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwar
         result = fn(*args, progress=progress, **kwargs)
     store.put(key, result, session)
     return result
-
-
-def run_audit(
-    audit: Audit, inputs: Inputs, settings: Settings, *, seed: int, label: str, cache_rescore: bool = False
-) -> tuple[str, Outcome]:
-    """A page's one call into audit_core: ``(key, outcome)`` for these inputs, settings and seed.
-
-    The heavy run (``audit_core.contract.run``, on the Dask cluster when the dashboard has one)
-    happens once per inputs, seed and costly settings, kept in the one result store under
-    ``key``; a later change of a ``rescore`` knob re-scores that run instead of repeating it.
-    ``cache_rescore`` also keeps each re-scored outcome (for audits whose re-scoring takes seconds).
-    """
-    from ui.cluster import dask_client
-
-    knobs, defaults = settings.knobs(), settings.defaults()
-    cheap = {name: getattr(settings, name) for name, k in knobs.items() if k.rescore}
-    key = fingerprint(audit.name, dict(inputs.data), dataclasses.replace(settings, **{n: defaults[n] for n in cheap}).as_dict(),
-                      seed)  # fmt: skip
-
-    def compute(progress: ProgressFn) -> Outcome:
-        return contract.run(audit, inputs, settings, seed=seed, progress=progress, client=dask_client())
-
-    outcome = cached_run(label, key, compute)
-    if not cache_rescore or not dataclasses.replace(outcome.settings, **cheap).changed(outcome.settings):
-        return key, outcome.rescore(**cheap)
-    rescored = fingerprint(key, "rescore", cheap)
-    return key, cached_run("Re-scoring", rescored, lambda progress: outcome.rescore(**cheap))
-
-
-def metric_card(label: str, value: str, *, help: str | None = None, delta: str | None = None) -> None:
-    """One metric with its help text (a thin wrapper so every page looks alike)."""
-    st.metric(label, value, delta=delta, delta_color="off", help=help)
-
-
-def tpr_card(label: str, t: TprAtFpr) -> None:
-    """A TPR-at-FPR metric: the value, its 95 % interval and the negatives behind it.
-
-    Marked ⚠ when there are fewer than 10/alpha non-members (the FPR itself is then
-    not measurable).
-    """
-    value = f"{100 * t.tpr:.1f} %" + ("" if t.supported else " ⚠")
-    metric_card(label, value, help=HELP["tpr_at_fpr"] + " " + HELP["ci"])
-    note = "" if t.supported else f" (needs {int(np.ceil(10 / t.target_fpr)):,})"
-    st.caption(f"95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it{note}")
-
-
-def reproduce(outcome: Outcome, *, key: str) -> None:
-    """The exact ``python -m audit_core ...`` line for this result (the report prints it too).
-
-    Its ``--json`` file holds the page's numbers (tested); the line and that JSON are also kept in
-    ``st.session_state[f"{key}.command"]`` and ``[f"{key}.cli_json"]`` so a test can run and compare them.
-    """
-    command = outcome.command()
-    st.session_state[f"{key}.command"] = command
-    st.session_state[f"{key}.cli_json"] = outcome.to_json()  # what the line's --json file holds
-    with st.expander("⌨️ Reproduce this from the command line"):
-        st.code(command, language="bash")
-        st.caption(
-            "Run it in the project folder (with its environment: `.venv/bin/python`): its --json file holds the numbers "
-            "this page shows, computed from the same inputs, settings and seed. Uploaded files are named as you "
-            "uploaded them: run it where they are."
-        )
-
-
-def report_downloads(report: Report, *, records: pd.DataFrame | None = None, key: str) -> None:
-    """Download buttons: the HTML report, a PDF of it, the JSON summary, the per-record CSV.
-
-    The files are built only when a button is clicked (deferred data), so reruns
-    stay fast however large the report. The PDF button appears where a local
-    Chromium can print it (no network involved). The JSON summary's ``metrics``
-    (built from the same ``to_json()`` that the CLI writes with ``--json``) are also kept
-    in ``st.session_state[f"{key}.metrics"]``, so a test can compare the page with the CLI.
-    """
-    st.session_state[f"{key}.metrics"] = report.metrics
-    slug = report.title.lower().replace(" ", "_")[:40]
-    cols = iter(st.columns(4))
-    next(cols).download_button(
-        "⬇ HTML report",
-        data=report.to_html,
-        file_name=f"{slug}.html",
-        mime="text/html",
-        key=f"{key}.html",
-        on_click="ignore",
-        help="Self-contained: opens offline, figures included.",
-    )
-    if pdf_available():
-        next(cols).download_button(
-            "⬇ PDF report",
-            data=lambda: _pdf_bytes(report),
-            file_name=f"{slug}.pdf",
-            mime="application/pdf",
-            key=f"{key}.pdf",
-            on_click="ignore",
-            help="The HTML report printed by a local headless Chromium.",
-        )
-    next(cols).download_button(
-        "⬇ JSON summary",
-        data=lambda: to_json_text(report.to_json()),
-        file_name=f"{slug}.json",
-        mime="application/json",
-        key=f"{key}.json",
-        on_click="ignore",
-    )
-    if records is not None:
-        next(cols).download_button(
-            "⬇ Per-record CSV",
-            data=lambda: csv_text(records),
-            file_name=f"{slug}_records.csv",
-            mime="text/csv",
-            key=f"{key}.csv",
-            on_click="ignore",
-        )
-
-
-def _pdf_bytes(report: Report) -> bytes:
-    with tempfile.TemporaryDirectory() as tmp:
-        return report.to_pdf(Path(tmp) / "report.pdf").read_bytes()
-
-
-def remember_result(page: str, headline: str, metrics: dict[str, str]) -> None:
-    """Record a page's latest result for the home page's 'last results' list."""
-    results = st.session_state.setdefault(state.Home.LAST_RESULTS, {})
-    results[page] = {"headline": headline, "metrics": metrics, "time": dt.datetime.now().strftime("%H:%M:%S")}
-
-
-def request_autorun(key: str) -> None:
-    """Ask a page to run its sample audit once when it opens (home page buttons)."""
-    st.session_state[key] = True
-
-
-def take_autorun(key: str) -> bool:
-    """True once after :func:`request_autorun`: the page should run its sample audit now."""
-    return bool(st.session_state.pop(key, False))
-
-
-def seed_input(container: Any = st, *, key: str | None = None) -> int:
-    """The seed widget, bounded as on the command line (:data:`audit_core.common.limits.SEED`)."""
-    return int(container.number_input("Seed", min_value=0, max_value=int(SEED.high), value=0, step=1, key=key))

@@ -1,0 +1,108 @@
+"""A page's one way to an audit's result: a :class:`Request` in, an :class:`~audit_core.contract.Outcome` out.
+
+A page builds its inputs (:func:`load_input`) and settings (its widgets, generated from the
+knobs), and when the user asks for a run keeps them as a :class:`Request`;
+:func:`audit_outcome` then gives the outcome on every rerun: ``audit_core.contract.run``
+once per inputs, seed and costly settings (its setup stage kept too, so a new attack radius
+or disclosure role does not retrain or recompute distances), re-scored in an instant for the
+``rescore`` knobs the page passes. Every key is the contract's (:func:`audit_core.contract.stage_key`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from audit_core import contract
+from audit_core.common.errors import InputError
+from audit_core.common.runtime import ProgressFn
+from audit_core.contract import Audit, Inputs, Outcome, Settings
+from ui.store import cached_run, load_table, result_cache
+
+__all__ = ["Request", "audit_outcome", "load_input", "rescored", "run_audit", "show_input_error"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """What the user asked to audit: the inputs, the settings (re-score knobs at any value) and the seed."""
+
+    inputs: Inputs
+    settings: Settings
+    seed: int
+
+
+def show_input_error(exc: Exception) -> None:
+    """Show a bad-input error as one clear sentence (no traceback)."""
+    st.error(str(exc), icon="🚫")
+
+
+def load_input(audit: Audit[Any, Any], name: str, source: bytes | str | Path, filename: str, *, upload: bool) -> Any:
+    """Input ``name`` of ``audit`` read from an upload's bytes or a sample's path, as the CLI reads it.
+
+    Tables go through the result store (read once; an upload kept for its own session); other
+    inputs (a model file) through the input's own loader.
+    """
+    spec = next(s for s in audit.inputs if s.name == name)
+    if spec.table:
+        return load_table(source, spec.message_name(filename), upload=upload)
+    return spec.read(source if isinstance(source, bytes) else Path(source).read_bytes(), filename)
+
+
+def run_audit(
+    audit: Audit[Any, Any],
+    inputs: Inputs,
+    settings: Settings,
+    *,
+    seed: int,
+    label: str,
+    progress_for: Callable[[str], ProgressFn | None] | None = None,
+) -> Outcome[Any, Any]:
+    """The outcome for these inputs, settings and seed: run once (kept in the result store), then re-scored."""
+    from ui.cluster import dask_client
+
+    settings.validate()
+    at_run = settings.upto("run")
+    key = contract.stage_key(audit, inputs, at_run, seed, "run")
+
+    def compute(progress: ProgressFn) -> Outcome[Any, Any]:
+        return contract.run(audit, inputs, at_run, seed=seed, progress=progress, client=dask_client(),
+                            cache=result_cache(audit.name), progress_for=progress_for)  # fmt: skip
+
+    return contract.rescore(cached_run(label, key, compute), settings)
+
+
+def audit_outcome(
+    audit: Audit[Any, Any],
+    key: str,
+    request: Request | None,
+    *,
+    label: str,
+    progress_for: Callable[[str], ProgressFn | None] | None = None,
+    **cheap: Any,
+) -> Outcome[Any, Any] | None:
+    """The outcome of this session's last request for ``audit`` (``request``, when given, replaces it), or None.
+
+    ``cheap`` are the page's current values of ``rescore`` knobs (sliders under the result).
+    A request that is refused (bad input) is shown as one sentence and forgotten.
+    """
+    if request is not None:
+        st.session_state[key] = request
+    saved: Request | None = st.session_state.get(key)
+    if saved is None:
+        return None
+    try:
+        settings = dataclasses.replace(saved.settings, **cheap)
+        return run_audit(audit, saved.inputs, settings, seed=saved.seed, label=label, progress_for=progress_for)
+    except InputError as exc:
+        show_input_error(exc)
+        st.session_state.pop(key, None)
+        return None
+
+
+def rescored(outcome: Outcome[Any, Any], **cheap: Any) -> Outcome[Any, Any]:
+    """``outcome`` with new values of its ``rescore`` knobs (a widget whose options come from the result itself)."""
+    return contract.rescore(outcome, dataclasses.replace(outcome.settings, **cheap))
