@@ -87,20 +87,22 @@ def audit_outcome(
     """The outcome of this session's last request for ``audit`` (``request``, when given, replaces it), or None.
 
     ``cheap`` are the page's current values of ``rescore`` knobs (sliders under the result).
-    A request that is refused (bad input) is shown as one sentence and forgotten.
+    A new request that is refused (bad input) is one sentence, and the last good result stays.
     """
     if request is not None:
-        st.session_state[key] = request
+        try:
+            outcome = run_audit(audit, request.inputs, dataclasses.replace(request.settings, **cheap), seed=request.seed,
+                                label=label, progress_for=progress_for)  # fmt: skip
+        except InputError as exc:
+            show_input_error(exc)
+        else:
+            st.session_state[key] = request
+            return outcome
     saved: Request | None = st.session_state.get(key)
     if saved is None:
         return None
-    try:
-        settings = dataclasses.replace(saved.settings, **cheap)
-        return run_audit(audit, saved.inputs, settings, seed=saved.seed, label=label, progress_for=progress_for)
-    except InputError as exc:
-        show_input_error(exc)
-        st.session_state.pop(key, None)
-        return None
+    settings = dataclasses.replace(saved.settings, **cheap)
+    return run_audit(audit, saved.inputs, settings, seed=saved.seed, label=label, progress_for=progress_for)
 
 
 def rescored(outcome: Outcome[Any, Any], **cheap: Any) -> Outcome[Any, Any]:

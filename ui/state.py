@@ -22,6 +22,7 @@ class Synthetic:
     EXPOSED_BY = "synthetic.exposed_by"
     EXPLAIN = "synthetic.explain"
     DISCLOSURE = "synthetic.disclosure"  # prefix of the disclosure form's widgets (roles, attacks, k)
+    ASKED = "synthetic.asked"  # a request from the disclosure form, run on the next rerun
     GROUPS = "synthetic.groups"  # the column of the risk-by-group table: re-scores, never recomputes distances
 
 

@@ -265,7 +265,7 @@ except InputError as exc:
     show_input_error(exc)
     loaded = None
 
-request = None
+request = st.session_state.pop(state.Synthetic.ASKED, None)  # the disclosure form's, from the last run
 if loaded is not None:
     tables, paths = loaded
     st.caption(" · ".join(f"{role}: {len(df):,} rows × {df.shape[1]} columns" for role, df in tables.items()))
@@ -335,8 +335,8 @@ with st.expander("Singling out, linkability and attribute inference (Giomi et al
         "the **baseline** guesses at random: an attack no better than its baseline proves nothing."
     )
     asked = _disclosure_form(st.session_state[state.Synthetic.RESULT])
-    if asked is not None:  # the membership audit is kept: only the disclosure attacks run
-        st.session_state[state.Synthetic.RESULT] = asked
+    if asked is not None:  # run on the next rerun, at the top: the membership audit is kept, only the attacks run
+        st.session_state[state.Synthetic.ASKED] = asked
         st.rerun()
     if disclosure is None:
         st.caption("Set the roles and run the attacks (about 10 s for 2,000 attacks on 20,000 rows).")

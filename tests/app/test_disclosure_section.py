@@ -1,4 +1,4 @@
-"""The synthetic-risk page's disclosure section (ui/disclosure.py) through AppTest, on the bundled leaky Adult sample."""
+"""The synthetic-risk page's disclosure section through AppTest, on the bundled leaky Adult sample."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import spy
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +19,9 @@ def _disclosure_button(at: AppTest):
     return button
 
 
-def test_roles_run_once_and_rerun_only_when_changed() -> None:
+def test_roles_run_once_and_rerun_only_when_changed(monkeypatch) -> None:
+    audits = spy(monkeypatch, "audit_core.synthetic.audit", "audit_synthetic")
+    attacks = spy(monkeypatch, "audit_core.synthetic.disclosure", "audit_disclosure")
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.session_state[state.Synthetic.SOURCE] = LEAKY
     at.run()
@@ -38,15 +41,19 @@ def test_roles_run_once_and_rerun_only_when_changed() -> None:
     assert (table["ci_low"] <= table["risk"]).all()
     assert (table["risk"] <= table["ci_high"]).all()
     assert len(at.get("plotly_chart")) == charts + 1
+    assert len(attacks) == 1 and len(audits) <= 1  # the membership audit is kept: only the attacks ran
     # a re-run of the page (a slider) keeps the result without recomputing
     at.slider(key=state.Synthetic.PRIOR).set_value(0.2).run()
     assert not at.exception
     again = [d.value for d in at.dataframe if "reading" in d.value.columns]
     assert len(again) == 1
     assert again[0].equals(table)
-    # a secret that is also known: one sentence, no traceback
-    [secrets] = [w for w in at.multiselect if w.label == "Secrets to infer"]
+    assert len(attacks) == 1
+    assert "--disclosure" in at.session_state["synthetic.command"] and "--n-attacks 300" in at.session_state["synthetic.command"]
+    # a secret that is also known: one sentence, no traceback, and the last result stays
+    [secrets] = [w for w in at.multiselect if w.label == "Secret columns to infer"]
     secrets.set_value(["age"])
     _disclosure_button(at).click().run()
     assert not at.exception
     assert any("both secret and known" in e.value for e in at.error)
+    assert [d.value for d in at.dataframe if "reading" in d.value.columns][0].equals(table)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from audit_core.synthetic.generators import TabularGenerator
+from tests.conftest import spy
 from ui import state
-from ui.common import StoreView, _result_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "views" / "generators.py")
@@ -19,9 +20,11 @@ def _compare(at: AppTest) -> AppTest:
     return at.button[0].click().run()
 
 
-def test_comparison_runs_and_sliders_do_not_refit():
+def test_comparison_runs_and_sliders_do_not_refit(monkeypatch):
+    fits = spy(monkeypatch, TabularGenerator, "fit")
     at = AppTest.from_file(PAGE, default_timeout=240).run()
     assert not at.exception
+    at.number_input(key="generators.seed").set_value(13)  # a seed no other test uses: every fit happens here
     at = _compare(at)
     assert not at.exception
     assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
@@ -32,12 +35,16 @@ def test_comparison_runs_and_sliders_do_not_refit():
     auc = dict(zip(table["Generator"], table["AUC (true)"], strict=True))
     assert auc["Bootstrap (leaky reference)"] > 0.7
     assert abs(auc["Population (chance reference)"] - 0.5) < 0.1
-    cache_size = len(StoreView(_result_store(), state.Generators.CACHE))
-    # moving the prior re-scores the stored audits: nothing is refitted, the cache does not grow
-    at.slider(key=state.Generators.PRIOR).set_value(0.2).run()
+    assert len(fits) == 3
+    at.slider(key=state.Generators.PRIOR).set_value(0.2).run()  # re-scores the kept audits: nothing is refitted
     assert not at.exception
-    assert len(StoreView(_result_store(), state.Generators.CACHE)) == cache_size
+    assert len(fits) == 3
     assert at.dataframe[0].value["Generator"].tolist() == table["Generator"].tolist()
+    at.multiselect(key="generators.names").set_value(["bootstrap", "bayesian_network"])
+    at.button[0].click().run()  # a generator fewer: the others' fits are kept
+    assert not at.exception
+    assert len(fits) == 3
+    assert at.dataframe[0].value["Generator"].tolist() == ["Bootstrap (leaky reference)", "Bayesian network (pgmpy)"]
 
 
 def test_bad_split_is_refused_in_one_sentence():
@@ -52,7 +59,7 @@ def test_bad_split_is_refused_in_one_sentence():
 
 def test_generator_setting_widgets_carry_their_help_text():
     """The epochs / batch-size widgets once had empty tooltips: their help text had become the ParamSpec's choices."""
-    from audit_core.synthetic.generators import GENERATORS
+    from audit_core.synthetic.choices import GENERATOR_INFO as GENERATORS
 
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     at.multiselect(key="generators.names").set_value(["ctgan", "bayesian_network", "bootstrap"]).run()

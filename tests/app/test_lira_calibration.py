@@ -1,10 +1,12 @@
 """The calibrated-LiRA page on German Credit: trains, shows the four numbers, re-scores on alpha."""
 
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import page_json, spy
 from ui import state
 
 PAGE = str(Path(__file__).resolve().parents[2] / "views" / "lira_calibration.py")
@@ -12,11 +14,15 @@ PAGE = str(Path(__file__).resolve().parents[2] / "views" / "lira_calibration.py"
 
 @pytest.fixture(scope="module")
 def trained():
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    at.run()
-    assert not at.exception
-    at.number_input[0].set_value(16)  # M
-    at.button[0].click().run()
+    with pytest.MonkeyPatch.context() as mp:
+        fits = spy(mp, "audit_core.lira.audit", "train_pool")
+        at = AppTest.from_file(PAGE, default_timeout=300)
+        at.run()
+        assert not at.exception
+        at.number_input[0].set_value(16)  # M
+        at.number_input[1].set_value(21)  # a seed no other test uses: the models are trained here
+        at.button[0].click().run()
+        assert len(fits) == 1
     return at
 
 
@@ -33,20 +39,23 @@ def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
     assert "per-sample average" in reading
     assert "95 % interval" in reading
     assert any("FPR it holds" in c.value for c in at.caption)  # the per-sample card says what its test holds
-    metrics = at.session_state["lira.downloads.metrics"]
+    metrics = json.loads(page_json(at, "lira.downloads"))
     assert metrics["n_models"] == 16
     assert metrics["n_samples"] == 1000
     command = at.session_state["lira.downloads.command"]  # the page's "Reproduce this" line
     assert "lira --data sample_data/german_credit.csv --target credit --models 16" in command
 
 
-def test_alpha_rescores_without_retraining(trained):
+def test_alpha_re_evaluates_without_retraining(trained, monkeypatch):
     at = trained
-    token_before = at.session_state[state.Lira.RESULT]["token"]  # the trained pool's key in the one result store
+    fits = spy(monkeypatch, "audit_core.lira.audit", "train_pool")
+    evaluations = spy(monkeypatch, "audit_core.lira.audit", "evaluate_pool")
     before = [m.value for m in at.metric]
     at.select_slider(key=state.Lira.FPR).set_value(0.1).run()
     assert not at.exception
-    assert at.session_state[state.Lira.RESULT]["token"] == token_before
+    assert (len(fits), len(evaluations)) == (0, 1)  # the trained models are kept; alpha re-evaluates them
+    at.selectbox(key=state.Lira.GROUPS).set_value("purpose").run()
+    assert (len(fits), len(evaluations)) == (0, 1)  # risk by group re-scores the evaluation
     assert "--fpr 0.1" in at.session_state["lira.downloads.command"]
     assert [m.value for m in at.metric] != before
     assert any("TPR at FPR 0.1**" in m.value for m in at.markdown)

@@ -1,11 +1,14 @@
 """The 'Audit my model' page: the sample runs and matches the backend; a pickle upload is one sentence."""
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from audit_core.common.report import to_json_text
 from audit_core.common.tables import read_table
 from audit_core.model.audit import audit_model
+from tests.conftest import page_json, run_command
 from tests.model_files import pickle_bytes
 from ui import state
 
@@ -20,25 +23,16 @@ def test_page_runs_on_the_sample_and_matches_the_backend(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert not at.error
-    outcome = at.session_state[state.OwnModel.RESULT]["outcome"]
+    page = json.loads(page_json(at, "own_model.downloads"))
     direct = audit_model((SAMPLE / "model_mlp.skops").read_bytes(), read_table(SAMPLE / "train.csv", name="train.csv"),
                          read_table(SAMPLE / "holdout.csv", name="holdout.csv"), target="credit", n_reference=4,
                          family="mlp", seed=0, names=("model_mlp.skops", "train.csv", "holdout.csv"))  # fmt: skip
-    assert outcome.value.to_json() == direct.to_json()
-    assert outcome.decision().level != "low"  # the sample MLP is overfit (train accuracy 1.0)
+    assert {k: v for k, v in page.items() if k != "verdict"} == json.loads(to_json_text(direct.to_json()))
+    assert page["verdict"]["level"] != "low"  # the sample MLP is overfit (train accuracy 1.0)
     assert [m.value for m in at.metric if m.label == "AUC"] == [f"{a.auc:.3f}" for a in direct.attacks.values()]
-    assert "python -m audit_core model --model sample_data/german_credit/model_mlp.skops" in outcome.command()
-    # the page's reproduce line gives the page's JSON
-    import json
-    import shlex
-
-    from audit_core.__main__ import main
-    from audit_core.common.report import to_json_text
-
-    monkeypatch.chdir(ROOT)
-    out = tmp_path / "page.json"
-    assert main(["--quiet", *shlex.split(outcome.command(json=str(out)))[3:]]) == 0
-    assert json.loads(out.read_text()) == json.loads(to_json_text(outcome.to_json()))
+    command = at.session_state["own_model.downloads.command"]
+    assert "python -m audit_core model --model sample_data/german_credit/model_mlp.skops" in command
+    assert run_command(command, tmp_path / "cli.json", monkeypatch) == page_json(at, "own_model.downloads")
 
 
 def test_a_pickle_upload_is_one_sentence(tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.common import SESSION_BOUND_BYTES, ResultStore, StoreView, approx_nbytes
+from ui.store import SESSION_BOUND_BYTES, ResultStore, StoreView, approx_nbytes
 
 
 def _table(mb: float) -> pd.DataFrame:

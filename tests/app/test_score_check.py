@@ -1,5 +1,6 @@
 """The Score check page: the sample runs and matches the CLI's numbers; bad files are one sentence."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -7,7 +8,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from audit_core.common.report import to_json_text
 from audit_core.scores.audit import read_scores, score_check
+from tests.conftest import page_json
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,9 +23,9 @@ def test_page_runs_on_the_sample_and_matches_the_backend():
     at.run()
     assert not at.exception
     assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
-    check = at.session_state[state.ScoreCheck.RESULT]["outcome"].value
+    page = json.loads(page_json(at, "score_check.downloads"))
     direct = score_check(read_scores(ROOT / "sample_data" / "scores.csv"), fprs=(0.001, 0.01, 0.1), delta=1e-5, seed=0)
-    assert check.to_json() == direct.to_json()
+    assert {k: v for k, v in page.items() if k != "verdict"} == json.loads(to_json_text(direct.to_json()))
     eps = [m.value for m in at.metric if m.label == "epsilon ≥"]
     assert eps == [f"{a.epsilon.epsilon:.2f}" for a in direct.attacks.values()]
     assert any("same pool" in c.value for c in at.caption)
@@ -36,8 +39,7 @@ def test_form_reruns_with_other_settings():
     at.button[0].click().run()
     assert not at.exception
     assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
-    check = at.session_state[state.ScoreCheck.RESULT]["outcome"].value
-    assert check.fprs == (0.05,)
+    assert json.loads(page_json(at, "score_check.downloads"))["settings"]["fpr"] == [0.05]
     assert [m.label for m in at.metric].count("TPR at 5 % FPR") == 2
 
 
@@ -76,7 +78,7 @@ def test_hostile_table_files_on_the_page_are_a_result_or_one_sentence():
     at.button[0].click().run()
     assert not at.exception
     assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
-    assert at.session_state[state.ScoreCheck.RESULT]["outcome"].value.attacks["attack"].auc > 0.5
+    assert json.loads(page_json(at, "score_check.downloads"))["attacks"]["attack"]["auc"] > 0.5
     at.file_uploader(key=state.ScoreCheck.UPLOAD).upload("long.csv", long_cell_csv(scores), "text/csv").run()
     assert not at.exception
     assert len(at.error) == 1

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import page_json, spy
 from ui import state
-from ui.common import _result_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "views" / "synthetic_risk.py")
@@ -16,9 +17,9 @@ LEAKY = "Adult – leaky synthetic (some training rows copied)"
 COPULA = "Adult – Gaussian copula synthetic"
 
 
-def _audit(at: AppTest):
-    """The audit the page stored: the session keeps its key, the bounded result store the audit's outcome."""
-    return _result_store().get(at.session_state[state.Synthetic.RESULT]["key"]).value.audit
+def _json(at: AppTest) -> dict:
+    """The page's JSON download (the CLI's --json document)."""
+    return json.loads(page_json(at, "synthetic"))
 
 
 def _run(source: str) -> AppTest:
@@ -47,18 +48,18 @@ def test_leaky_sample_is_flagged_unsafe_with_all_views(leaky: AppTest) -> None:
     assert any("non-members behind it" in c.value for c in leaky.caption)
     # Log-ROC, two P(member) histograms and the distance plot.
     assert len(leaky.get("plotly_chart")) == 4
-    assert _audit(leaky).exact_copies["members"] > 100
+    assert _json(leaky)["exact_copies"]["members"] > 100
 
 
-def test_sliders_rescore_without_recomputing_distances(leaky: AppTest) -> None:
-    before = _audit(leaky)
+def test_sliders_rescore_without_recomputing_distances(leaky: AppTest, monkeypatch) -> None:
+    audits = spy(monkeypatch, "audit_core.synthetic.audit", "audit_synthetic")
     auc_before = [m.value for m in leaky.metric if m.label == "AUC"]
     leaky.slider(key=state.Synthetic.PRIOR).set_value(0.1).run()
     assert not leaky.exception
     leaky.select_slider(key=state.Synthetic.BANDWIDTH).set_value(4.0).run()
     assert not leaky.exception
-    after = _audit(leaky)
-    assert after is before  # the stored audit (distances) is untouched; only the view is re-scored
+    assert not audits  # the distances are kept; only the densities are re-fitted
+    assert (_json(leaky)["settings"]["prior"], _json(leaky)["settings"]["bandwidth_scale"]) == (0.1, 4.0)
     assert [m.value for m in leaky.metric if m.label == "AUC"] != auc_before
     assert any("Precision" in m.label for m in leaky.metric)
 
@@ -67,7 +68,7 @@ def test_gaussian_copula_sample_is_not_unsafe() -> None:
     at = _run(COPULA)
     assert not any("UNSAFE" in e.value for e in at.error)
     assert any("No measurable risk" in s.value for s in at.success)
-    assert _audit(at).exact_copies["members"] == 0
+    assert _json(at)["exact_copies"]["members"] == 0
 
 
 def test_upload_mode_asks_for_the_tables() -> None:

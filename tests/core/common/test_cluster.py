@@ -232,14 +232,14 @@ def test_pages_send_their_heavy_steps_to_the_cluster(client, monkeypatch):
         [run] = [b for b in at.button if "Run the audit" in b.label]
         run.click().run()
         assert not at.exception
-        return at.session_state["synthetic.metrics"]
+        return at.session_state["synthetic.json"]
 
     monkeypatch.setenv("AUDIT_DASK_SCHEDULER", client.scheduler.address)
     with get_task_stream(client) as stream:
         on_cluster = run_page()
     assert len(stream.data) > 0  # tasks ran on the workers
     monkeypatch.delenv("AUDIT_DASK_SCHEDULER")
-    from ui.common import _result_store
+    from ui.store import _result_store
 
     _result_store().clear()  # the in-process run must compute, not find the cluster's result
     assert run_page() == on_cluster

@@ -16,8 +16,8 @@ from scipy import stats
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.lira.audit import (
-    check_lira_settings,
     evaluate_lira,
+    lira_warnings,
     models_sweep,
     run_lira,
     train_pool,
@@ -269,18 +269,26 @@ def test_unknown_target_and_tiny_table_are_refused():
 
 @pytest.mark.parametrize(
     ("n_models", "fpr", "match"),
-    [(15, 0.05, "even"), (4, 0.05, "too few"), (16, 1e-6, "too small"), (16, 0.9, r"\(0, 0.5\]")],
+    [(15, 0.05, "even number from 8"), (4, 0.05, "even number from 8"), (16, 1e-6, "too small"),
+     (16, 0.9, "from 1e-06 to 0.5")],
 )
-def test_bad_settings_get_a_sentence(n_models, fpr, match):
+def test_bad_settings_get_a_sentence_before_any_training(n_models, fpr, match, monkeypatch):
+    from audit_core.contract import Inputs, run
+    from audit_core.registry import REGISTRY
+    from tests.conftest import spy
+
+    fits = spy(monkeypatch, "audit_core.lira.audit", "train_pool")
+    lira = REGISTRY["lira"]
     with pytest.raises(InputError, match=match):
-        check_lira_settings(1000, n_models=n_models, fpr=fpr)
+        run(lira, Inputs({"data": pd.read_csv(GERMAN)}), lira.settings(target="credit", models=n_models, fpr=fpr), seed=0)
+    assert not fits
 
 
 def test_alpha_too_small_for_m_says_how_many_models():
-    (warning,) = check_lira_settings(1000, n_models=16, fpr=0.01)
+    (warning,) = lira_warnings(16, 0.01)
     assert "1000" in warning
     assert "10/alpha" in warning
-    assert check_lira_settings(1000, n_models=200, fpr=0.05) == ()
+    assert lira_warnings(200, 0.05) == ()
 
 
 def test_german_credit_pool_and_rules():
