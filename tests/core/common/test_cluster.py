@@ -59,6 +59,7 @@ def _bare_main():
 @pytest.fixture(scope="module")
 def client():
     # one death of a worker in the middle of a task is retried; a task that kills its second worker is reported
+    import distributed  # noqa: F401 - its config defaults first: dask.config.set's exit would drop a key it added
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), cluster_client(workers=2) as c:
         yield c
 
