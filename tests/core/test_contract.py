@@ -31,6 +31,8 @@ CHANGED = {
     "generate": {"generator": "ctgan", "rows": 77, "epochs": 3},
     "fpc-sim": {"population": 500, "train_size": 250, "models": 16, "repeats": 9},
     "selfcheck": {"quick": True},
+    "dp-audit-model": {"target": "credit", "epsilon": 0.5, "delta": 1e-6, "included_column": "in training",
+                       "trust_skops_types": ("sklearn.tree._tree.Tree",)},
 }  # fmt: skip
 
 
