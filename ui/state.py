@@ -72,6 +72,9 @@ class DpClaim:
     RESULT = "dp_claim.result"  # dict: outcome, source
     SOURCE = "dp_claim.source"
     UPLOAD = "dp_claim.upload"
+    MODE = "dp_claim.mode"  # train here with DP-SGD, or an uploaded model with its canary file
+    UPLOADED_RESULT = "dp_claim.uploaded_result"  # dict: outcome, source (the uploaded-model mode)
+    UPLOADED = "dp_claim.uploaded"  # prefix of the uploaded-model mode's widgets' keys
 
 
 AUTORUN: dict[str, str] = {

@@ -23,6 +23,7 @@ from ui.common import (
     show_input_error,
 )
 from ui.decision import show_decision, threat_cards
+from ui.dp_uploaded import uploaded_mode
 from ui.source import sample_or_upload
 from ui.widgets import knob_input
 
@@ -32,6 +33,8 @@ SAMPLE = ROOT / "sample_data" / "adult.csv"
 SAMPLE_TARGET = "income_per_year"
 SAMPLE_LABEL = "Sample: Adult (32,561 rows, target income_per_year)"
 UPLOAD = "Upload a table"
+TRAIN_HERE = "Train here with DP-SGD"
+UPLOADED_MODE = "Audit an uploaded model with its canary file"
 
 
 st.title("🛡️ DP claim check")
@@ -40,8 +43,15 @@ st.markdown(
     "**DP-SGD** (Opacus) at the claimed (epsilon, delta), with **m canaries** each trained on with probability 1/2, "
     "and tests the claim **in one run** (Steinke, Nasr and Jagielski 2023): from how many canaries a membership guess "
     "gets right, it computes the largest epsilon the run **disproves** at 95 % confidence. The same model without DP "
-    "is the contrast."
+    "is the contrast. A team that trained its own model with canaries can **upload the model and its canary file** "
+    "instead (second mode)."
 )
+
+if st.session_state.get(state.DpClaim.AUTORUN):  # the home page's "Run on the sample" trains here
+    st.session_state[state.DpClaim.MODE] = TRAIN_HERE
+if st.radio("Mode", [TRAIN_HERE, UPLOADED_MODE], key=state.DpClaim.MODE, horizontal=True) == UPLOADED_MODE:
+    uploaded_mode()
+    st.stop()
 
 table, name, path, autorun = sample_or_upload('Data', sample=SAMPLE, sample_label=SAMPLE_LABEL, upload_label=UPLOAD,
                                         empty_help='Upload a CSV or Parquet table with a class column to predict.',
