@@ -70,7 +70,8 @@ def _form(columns: list[str]) -> tuple[DpModelSettings, int] | None:
         included = knob_input(left, DpModelSettings, "included_column", options=columns, value=included)
         epsilon = knob_input(mid, DpModelSettings, "epsilon", value=1.0, step=0.5)
         delta = knob_input(mid, DpModelSettings, "delta", step=1e-6, format="%.0e")
-        trusted = knob_input(right, DpModelSettings, "trust_skops_types", label="Trusted skops types (comma-separated)")
+        trusted = knob_input(right, DpModelSettings, "trust_skops_types", value="",
+                             label="Trusted skops types (comma-separated)")  # fmt: skip
         seed = seed_input(right, key=KEY + ".seed")
         if not st.form_submit_button("▶ Audit the claim on the uploaded model", type="primary"):
             return None

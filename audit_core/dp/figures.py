@@ -49,8 +49,10 @@ def uploaded_epsilon_figure(result: UploadedDpResult) -> go.Figure:
 
 
 def _score_histogram(scores: np.ndarray, included: np.ndarray, *, label: str, x_title: str) -> go.Figure:
-    return group_histogram({"included (member)": scores[included], "left out (non-member)": scores[~included]},
-                           title=f"Canary scores, {label}", x_title=x_title)  # fmt: skip
+    """Included canaries as members, left-out ones as non-members: the dashboard's member colours."""
+    return group_histogram({"members": scores[included], "non-members": scores[~included]},
+                           title=f"Canary scores, {label} (members: the canaries included in training)",
+                           x_title=x_title)  # fmt: skip
 
 
 def score_figure(result: DpAuditResult, *, which: str = "dp") -> go.Figure:

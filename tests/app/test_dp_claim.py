@@ -60,6 +60,7 @@ def test_the_uploaded_model_mode_matches_the_backend_and_its_reproduce_line(tmp_
     at = _upload_mode(AppTest.from_file(PAGE, default_timeout=120).run(), "forest.onnx", case["onnx"].read_bytes(),
                       case["canaries"].read_bytes())  # fmt: skip
     assert not at.exception
+    assert next(t for t in at.text_input if t.label.startswith("Trusted skops types")).value == ""  # not "()"
     next(n for n in at.number_input if n.label == "Claimed epsilon").set_value(0.5)
     at.button[0].click().run()
     assert not at.exception

@@ -20,8 +20,10 @@ import pytest
 
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
+from audit_core.common.figures import MEMBER, NON_MEMBER
 from audit_core.common.tables import read_table
 from audit_core.dp.canaries import draw_canaries
+from audit_core.dp.figures import uploaded_score_figure
 from audit_core.dp.onerun import ceiling, one_run_audit
 from audit_core.dp.spec import DP_MODEL
 from audit_core.dp.training import train
@@ -58,6 +60,8 @@ def test_an_overfit_forest_disproves_a_small_claim_the_same_from_onnx_and_skops(
     assert skops.disproved
     inc = onnx.canaries.included
     assert np.median(onnx.scores[inc]) > np.median(onnx.scores[~inc]) + 1  # members are fitted, the others not
+    members, non_members = uploaded_score_figure(onnx).data
+    assert (members.marker.color, non_members.marker.color) == (MEMBER, NON_MEMBER)  # the dashboard's colours
     decision = DP_MODEL.decision(onnx)
     assert decision.level == "high"
     assert "disproved" in decision.headline
