@@ -7,7 +7,7 @@ and one line below; see ARCHITECTURE.md.
 from __future__ import annotations
 
 from audit_core.contract import Audit
-from audit_core.dp.spec import DP_AUDIT
+from audit_core.dp.spec import DP_AUDIT, DP_MODEL
 from audit_core.fabrication.spec import FABRICATION
 from audit_core.lira.spec import FPC_SIM, LIRA
 from audit_core.model.spec import MODEL
@@ -19,5 +19,6 @@ REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, MODEL,
 """Audits in the order the home page shows them."""
 
 
-TOOLS: dict[str, Audit] = {a.name: a for a in (GENERATE, FPC_SIM, SELFCHECK)}
-"""Command-line tools built on the same contract, with no page: fit one generator, simulate the FPC, self-check."""
+TOOLS: dict[str, Audit] = {a.name: a for a in (GENERATE, FPC_SIM, SELFCHECK, DP_MODEL)}
+"""Subcommands built on the same contract with no page or home card of their own: fit one generator, simulate the
+FPC, self-check, and the DP claim check of an uploaded model (the DP claim page's second mode)."""

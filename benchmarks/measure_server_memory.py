@@ -11,7 +11,7 @@ Prints the server's resident memory (RSS of the server process, from /proc via p
 idle (after one page load, every module imported), after each audit, after each
 session closed, the peak while the sessions ran, and then every 15 s while Streamlit
 keeps the closed sessions (``server.disconnectedSessionTTL``, 120 s) and the result
-store's sweep (``ui.common.SWEEP_SECONDS``) drops what they left. Target (issue 10):
+store's sweep (``ui.store.SWEEP_SECONDS``) drops what they left. Target (issue 10):
 after ten 1M-row audits in closed sessions the server stays under 1 GB above idle.
 
 Usage: python benchmarks/measure_server_memory.py [--rows 1000000] [--sessions 10] [--linger 180]

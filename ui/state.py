@@ -71,6 +71,9 @@ class DpClaim:
     RESULT = "dp_claim.result"  # the last ui.run.Request
     SOURCE = "dp_claim.source"
     UPLOAD = "dp_claim.upload"
+    MODE = "dp_claim.mode"  # train here with DP-SGD, or an uploaded model with its canary file
+    UPLOADED_RESULT = "dp_claim.uploaded_result"  # the uploaded-model mode's last ui.run.Request
+    UPLOADED = "dp_claim.uploaded"  # prefix of the uploaded-model mode's widgets' keys
 
 
 AUTORUN: dict[str, str] = {

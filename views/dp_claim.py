@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
+from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.dp.figures import NOT_A_PROOF, epsilon_figure, guesses_table, score_figure, summary_table
-from audit_core.registry import REGISTRY
+from audit_core.dp.choices import INCLUDED_COLUMN
+from audit_core.dp.figures import (
+    NOT_A_PROOF,
+    epsilon_figure,
+    guesses_table,
+    score_figure,
+    summary_table,
+    uploaded_epsilon_figure,
+    uploaded_guesses_table,
+    uploaded_score_figure,
+)
+from audit_core.registry import REGISTRY, TOOLS
 from ui import state
 from ui.cards import metric_card
-from ui.decision import show_decision, threat_cards
+from ui.decision import assumption_caption, show_decision, threat_cards
 from ui.downloads import outcome_downloads
-from ui.run import Request, audit_outcome
+from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result
 from ui.source import sample_or_upload
 from ui.widgets import knob_input, seed_input
@@ -26,6 +38,103 @@ SAMPLE = ROOT / "sample_data" / "adult.csv"
 SAMPLE_TARGET = "income_per_year"
 SAMPLE_LABEL = "Sample: Adult (32,561 rows, target income_per_year)"
 UPLOAD = "Upload a table"
+UPLOADED_PAGE = "DP claim check (uploaded model)"
+KEY = state.DpClaim.UPLOADED
+DP_MODEL = TOOLS["dp-audit-model"]
+DpModelSettings = DP_MODEL.settings
+TRAIN_HERE = "Train here with DP-SGD"
+UPLOADED_MODE = "Audit an uploaded model with its canary file"
+
+
+
+def _uploads() -> tuple[dict[str, Any], dict[str, str]]:
+    """The model's bytes and the canary table, each once uploaded and readable (a bad file is one sentence)."""
+    left, right = st.columns(2)
+    model = left.file_uploader("Model (.onnx, .skops)", type=["onnx", "skops", "pkl", "pickle", "joblib"],
+                               key=KEY + ".model")  # fmt: skip
+    canaries = right.file_uploader("Canary file (CSV or Parquet)", type=["csv", "parquet"], key=KEY + ".canaries")
+    data: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+    try:
+        if model is not None:
+            data["model"], paths["model"] = load_input(DP_MODEL, "model", model.getvalue(), model.name, upload=True), model.name
+        if canaries is not None:
+            data["canaries_file"] = load_input(DP_MODEL, "canaries_file", canaries.getvalue(), canaries.name, upload=True)
+            paths["canaries_file"] = canaries.name
+    except InputError as exc:
+        show_input_error(exc)
+        return {}, {}
+    if len(data) < 2:
+        st.info("Upload the model and its canary file: one row per canary with its feature columns, its label as "
+                f"trained, and a column ('{INCLUDED_COLUMN}': 1/0 or yes/no) saying whether it was in the training "
+                "data.")  # fmt: skip
+    return data, paths
+
+
+def _uploaded_form(columns: list[str]) -> Request | None:
+    """The claim and the two columns; the settings and seed once submitted."""
+    included = INCLUDED_COLUMN if INCLUDED_COLUMN in columns else columns[-1]
+    labels = [c for c in columns if c != included] or columns
+    with st.form(KEY + ".form"):
+        left, mid, right = st.columns(3)
+        target = knob_input(left, DpModelSettings, "target", options=labels, value=labels[-1])
+        included = knob_input(left, DpModelSettings, "included_column", options=columns, value=included)
+        epsilon = knob_input(mid, DpModelSettings, "epsilon", value=1.0, step=0.5)
+        delta = knob_input(mid, DpModelSettings, "delta", step=1e-6, format="%.0e")
+        trusted = knob_input(right, DpModelSettings, "trust_skops_types", value="",
+                             label="Trusted skops types (comma-separated)")  # fmt: skip
+        seed = seed_input(right, key=KEY + ".seed")
+        if not st.form_submit_button("▶ Audit the claim on the uploaded model", type="primary"):
+            return None
+    types = tuple(t.strip() for t in trusted.split(",") if t.strip())
+    settings = DpModelSettings(target=target, included_column=included, epsilon=float(epsilon), delta=float(delta),
+                               trust_skops_types=types)  # fmt: skip
+    return Request(Inputs({}, {}), settings, int(seed))
+
+
+def _show_uploaded(outcome) -> None:
+    result = outcome.value
+    b = result.bound
+    st.divider()
+    st.subheader(f"Result: {outcome.inputs.name('model')}")
+    show_decision(outcome.decision(), outcome.verdict())
+    threat_cards(DP_MODEL.name)
+    for note in result.canaries.notes:
+        st.warning(note)
+    cols = st.columns(4)
+    with cols[0]:
+        metric_card("claimed epsilon", f"{result.epsilon:g}", help=f"delta {result.delta:g}")
+    with cols[1]:
+        metric_card("audited epsilon ≥", f"{b.epsilon:.2f}", help=f"95 % confidence; {b.correct} of {b.r} guesses right "
+                    f"on {b.m:,} canaries. {NOT_A_PROOF}")  # fmt: skip
+    with cols[2]:
+        metric_card("ceiling", f"{result.ceiling:.2f}", help="The largest bound these canaries could give: every guess right.")
+    with cols[3]:
+        model = result.model
+        metric_card("canaries included", f"{int(result.canaries.included.sum()):,} of {result.canaries.m:,}",
+                    help=f"Model {model['file']}: {model['description']}; sha256 {model['sha256']}.")  # fmt: skip
+    st.plotly_chart(uploaded_epsilon_figure(result), width="stretch")
+    st.plotly_chart(uploaded_score_figure(result), width="stretch")
+    with st.expander("Every number of guesses r (each tested at 5 % / grid size)"):
+        st.dataframe(uploaded_guesses_table(result), hide_index=True, width="stretch")
+    assumption_caption()
+    st.subheader("Downloads")
+    outcome_downloads(outcome, key=KEY + ".downloads")
+    remember_result(UPLOADED_PAGE, f"{outcome.inputs.name('model')}: claim epsilon {result.epsilon:g}, "
+                    + ("disproved." if result.disproved else "not disproved."),
+                    {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"})  # fmt: skip
+
+
+def _uploaded_mode() -> None:
+    """The second mode: uploads, claim, run, result (kept in the session while the user moves between pages)."""
+    data, paths = _uploads()
+    request = None
+    if len(data) == 2:
+        asked = _uploaded_form([str(c) for c in data["canaries_file"].columns])
+        request = None if asked is None else Request(Inputs(data, paths), asked.settings, asked.seed)
+    outcome = audit_outcome(DP_MODEL, state.DpClaim.UPLOADED_RESULT, request, label="Scoring the canaries")
+    if outcome is not None:
+        _show_uploaded(outcome)
 
 
 st.title("🛡️ DP claim check")
@@ -34,8 +143,15 @@ st.markdown(
     "**DP-SGD** (Opacus) at the claimed (epsilon, delta), with **m canaries** each trained on with probability 1/2, "
     "and tests the claim **in one run** (Steinke, Nasr and Jagielski 2023): from how many canaries a membership guess "
     "gets right, it computes the largest epsilon the run **disproves** at 95 % confidence. The same model without DP "
-    "is the contrast."
+    "is the contrast. A team that trained its own model with canaries can **upload the model and its canary file** "
+    "instead (second mode)."
 )
+
+if st.session_state.get(state.DpClaim.AUTORUN):  # the home page's "Run on the sample" trains here
+    st.session_state[state.DpClaim.MODE] = TRAIN_HERE
+if st.radio("Mode", [TRAIN_HERE, UPLOADED_MODE], key=state.DpClaim.MODE, horizontal=True) == UPLOADED_MODE:
+    _uploaded_mode()
+    st.stop()
 
 table, name, path, autorun = sample_or_upload('Data', sample=SAMPLE, sample_label=SAMPLE_LABEL, upload_label=UPLOAD,
                                         empty_help='Upload a CSV or Parquet table with a class column to predict.',

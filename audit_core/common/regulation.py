@@ -33,6 +33,8 @@ _SHOWS = {
     "model": "how many training records of the uploaded model an attacker with reference models can pick out",
     "dp-audit": "whether one DP-SGD training run with canaries disproves a claimed (epsilon, delta): a lower bound on "
     "epsilon, never a proof of the claim",
+    "dp-audit-model": "whether an uploaded model's own canaries disprove its claimed (epsilon, delta): a lower bound on "
+    "epsilon, never a proof of the claim",
 }
 
 _CANNOT = (

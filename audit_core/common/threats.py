@@ -62,6 +62,10 @@ THREAT_CARDS: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
     "dp-audit": (("One-run audit", "which canaries were included, and the model", "the epsilon the canaries prove, "
                   "against the claimed epsilon", "a bound below the claim (this does not prove the claim)",
                   "a bound above the claim disproves it: fix the DP training or the accounting"),),
+    "dp-audit-model": (("One-run audit of an uploaded model", "the team's canary file (which canaries were included, "
+                        "by a fair coin each) and the model", "the epsilon the canaries prove, against the claimed "
+                        "epsilon", "a bound below the claim (this does not prove the claim)",
+                        "a bound above the claim disproves it: fix the DP training or the accounting"),),
 }
 """Audit name -> its tests' cards (each in the order of :data:`CARD_COLUMNS`)."""
 

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+CONFIDENCE = 0.95
+"""The confidence of every bound the DP claim check reports (both modes)."""
 GUESS_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """The numbers of guesses tried, as fractions of m, fixed before any score is seen (half "in", half "out")."""
 

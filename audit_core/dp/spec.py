@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from audit_core.common.limits import CANARIES, DP_DELTA, DP_EPOCHS, DP_EPSILON
 from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
-from audit_core.dp.choices import CANARY_KINDS, MODEL_TYPES
+from audit_core.dp.choices import CANARY_KINDS, INCLUDED_COLUMN, MODEL_TYPES
+from audit_core.model.spec import MODEL, ModelSettings
 
-__all__ = ["DP_AUDIT", "DpSettings"]
+__all__ = ["DP_AUDIT", "DP_MODEL", "DpModelSettings", "DpSettings"]
 
 
 @dataclass(frozen=True)
@@ -87,5 +88,95 @@ DP_AUDIT = Audit(
     records=lambda outcome: outcome.value.canary_table(),
     outputs=("json", "html", "pdf", "records"),
     page="views/dp_claim.py",
+    section="Trained models",
+)
+
+
+# ------------------------------------------------------------------------------------------ an uploaded model
+@dataclass(frozen=True)
+class DpModelSettings(Settings):
+    target: str = knob(REQUIRED, "Label column", "Each canary's label as the model was trained on it (a mislabelled "
+                       "canary's wrong label); every other column but the inclusion column is a feature, given to the "
+                       "model as it is.")  # fmt: skip
+    epsilon: float = knob(REQUIRED, "Claimed epsilon", "The epsilon the model's training claims.", bound=DP_EPSILON)
+    delta: float = knob(1e-5, "Claimed delta", "The delta the model's training claims.", bound=DP_DELTA)
+    included_column: str = knob(INCLUDED_COLUMN, "Inclusion column", "1 (or yes / true) for a canary that was in the "
+                                "training data, 0 (no / false) for one left out: a fair coin per canary, before "
+                                "training.")  # fmt: skip
+    trust_skops_types: tuple[str, ...] = knob((), "Trusted skops types", ModelSettings.knobs()["trust_skops_types"].help)
+
+
+def _model_names(inputs: Inputs) -> tuple[str, str]:
+    return inputs.name("model"), inputs.name("canaries_file")
+
+
+def _run_uploaded(inputs: Inputs, s: DpModelSettings, ctx: Context):
+    from audit_core.dp.uploaded import audit_uploaded_model
+
+    return audit_uploaded_model(inputs["model"], inputs["canaries_file"], target=s.target, epsilon=s.epsilon,
+                                delta=s.delta, included_column=s.included_column, trusted=s.trust_skops_types,
+                                seed=ctx.seed, names=_model_names(inputs), progress=ctx.progress)  # fmt: skip
+
+
+def _uploaded_decision(result):
+    from audit_core.dp.verdict import uploaded_decision
+
+    return uploaded_decision(result)
+
+
+def _uploaded_verdict(result) -> str:
+    from audit_core.dp.verdict import uploaded_verdict
+
+    return uploaded_verdict(result)
+
+
+def _uploaded_report(outcome: Outcome):
+    from audit_core.common.report import describe_input
+    from audit_core.dp.verdict import build_uploaded_report
+
+    model, canaries = _model_names(outcome.inputs)
+    inputs = [describe_input(model, outcome.inputs["model"], detail=outcome.value.model["description"]),
+              describe_input(canaries, outcome.inputs["canaries_file"], detail="canaries")]  # fmt: skip
+    return build_uploaded_report(outcome.value, inputs=inputs)
+
+
+def _uploaded_summary(outcome: Outcome) -> list[str]:
+    r = outcome.value
+    b = r.bound
+    return [
+        f"claimed ({r.epsilon:g}, {r.delta:g})-DP; model {r.model['file']} ({r.model['format']}, sha256 "
+        f"{r.model['sha256'][:12]}...)",
+        f"uploaded model: epsilon >= {b.epsilon:.3f} ({b.correct}/{b.r} guesses right, m = {b.m}, "
+        f"{int(r.canaries.included.sum())} included)",
+        f"ceiling with {b.m} canaries: {r.ceiling:.3f}",
+    ]
+
+
+CANARY_FILE_HELP = ("the canary file: one row per canary with its feature columns, its label (--target) and whether "
+                    "it was trained on (--included-column); CSV or Parquet")  # fmt: skip
+
+DP_MODEL = Audit(
+    name="dp-audit-model",
+    title="DP claim check of an uploaded model",
+    icon="🛡️",
+    question="Do the canaries my team trained with disprove our model's differential-privacy claim?",
+    needs="the model (ONNX or skops; never a pickle) and its canary file: one row per canary with its features, its "
+    "label as trained and whether it was included (a fair coin each, before training); the claimed (epsilon, delta).",
+    method="Each canary scored by the model's log-probability of its label (LOSS; no reference models); the "
+    "Steinke-Nasr-Jagielski one-run test with the train-here mode's grid of r and Bonferroni correction.",
+    inputs=(
+        MODEL.inputs[0],  # --model: the own-model audit's loader (ONNX, skops; a pickle refused)
+        InputSpec("canaries_file", CANARY_FILE_HELP),
+    ),
+    settings=DpModelSettings,
+    run=_run_uploaded,
+    verdict=_uploaded_verdict,
+    decision=_uploaded_decision,
+    report=_uploaded_report,
+    summary=_uploaded_summary,
+    notes=lambda outcome: [f"warning: {n}" for n in outcome.value.canaries.notes],
+    records=lambda outcome: outcome.value.canary_table(),
+    outputs=("json", "html", "pdf", "records"),
+    page="views/dp_claim.py",  # the DP claim page's second mode; no page or home card of its own (registry.TOOLS)
     section="Trained models",
 )

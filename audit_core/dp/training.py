@@ -31,7 +31,7 @@ LEARNING_RATE = {"logistic": 1.0, "mlp": 0.5}
 _OPACUS_NOTICES = (
     "Secure RNG turned off",  # seeded generators are what makes a run reproducible
     "Full backward hook is firing",  # the inputs need no gradient
-    "Optimal order is the largest alpha",  # the RDP bound stays valid, only less tight
+    "Optimal order is the (largest|smallest) alpha",  # the RDP bound stays valid, only less tight
 )
 
 
@@ -143,9 +143,10 @@ def train(
                     module=net, optimizer=optimizer, data_loader=loader, target_epsilon=dp[0], target_delta=dp[1],
                     epochs=epochs, max_grad_norm=MAX_GRAD_NORM, noise_generator=noise_gen,
                 )  # fmt: skip
-            except ValueError as exc:  # opacus: "The privacy budget is too low."
-                raise InputError(f"DP-SGD cannot reach epsilon {dp[0]:g} at delta {dp[1]:g} in {epochs} epochs "
-                                 f"({exc}); claim a larger epsilon or delta.") from None  # fmt: skip
+            except ValueError:  # opacus: "The privacy budget is too low."
+                raise InputError(f"DP-SGD cannot reach epsilon {dp[0]:g} at delta {dp[1]:g} in {epochs} "
+                                 f"epoch{'s' * (epochs > 1)}: Opacus' accountant finds no noise large enough for so "
+                                 "small a budget; claim a larger epsilon or delta, or train fewer epochs.") from None  # fmt: skip
             noise = float(optimizer.noise_multiplier)
         loss_fn = torch.nn.CrossEntropyLoss()
         steps = 0

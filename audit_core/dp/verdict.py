@@ -1,36 +1,62 @@
-"""Verdict, release decision, limits and report of the DP claim check (:mod:`audit_core.dp.audit`)."""
+"""Verdict, release decision, limits and report of the DP claim check, of a run trained here
+(:mod:`audit_core.dp.audit`) and of an uploaded model with its canary file (:mod:`audit_core.dp.uploaded`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from audit_core.common.decision import Decision, Finding, decide
 from audit_core.common.report import InputSummary, Report
-from audit_core.dp.audit import DpAuditResult
-from audit_core.dp.figures import NOT_A_PROOF, epsilon_figure, guesses_table, score_figure, summary_table
+from audit_core.dp.figures import (
+    NOT_A_PROOF,
+    epsilon_figure,
+    guesses_table,
+    score_figure,
+    summary_table,
+    uploaded_epsilon_figure,
+    uploaded_guesses_table,
+    uploaded_score_figure,
+)
+
+if TYPE_CHECKING:  # annotations only: the uploaded-model mode never imports torch
+    from audit_core.dp.audit import DpAuditResult
+    from audit_core.dp.onerun import OneRunBound
+    from audit_core.dp.uploaded import UploadedDpResult
 
 
-def _ceiling_sentence(result: DpAuditResult) -> str:
+def _ceiling_sentence(result: DpAuditResult | UploadedDpResult) -> str:
     text = (f"With {result.canaries.m:,} canaries no audit of this kind can show more than epsilon {result.ceiling:.2f} "
             "(the ceiling: every guess right)")  # fmt: skip
+    if result.ceiling == 0:
+        return text + (f", so it cannot disprove any claim: the test's delta term (2 m delta = "
+                       f"{2 * result.canaries.m * result.delta:g}) swamps it; a claim with so large a delta cannot "
+                       "be checked with canaries.")  # fmt: skip
     if result.epsilon >= result.ceiling:
         return text + f", so a claim of {result.epsilon:g} cannot be disproved by it at all."
     return text + "."
 
 
-def _bound_sentence(result: DpAuditResult) -> str:
-    b = result.dp.bound
-    return (f"one DP-SGD run with {b.m:,} canaries proves epsilon >= {b.epsilon:.2f} at delta {result.delta:g} "
+def _bound_sentence(b: OneRunBound, *, run: str = "one DP-SGD run with") -> str:
+    return (f"{run} {b.m:,} canaries proves epsilon >= {b.epsilon:.2f} at delta {b.delta:g} "
             f"({100 * b.confidence:g} % confidence; {b.correct} of {b.r} guesses right)")  # fmt: skip
+
+
+def _claim_sentence(said: str, *, disproved: bool, epsilon: float) -> str:
+    if disproved:
+        return f"The claim is disproved: {said}, above the claimed {epsilon:g}."
+    return f"The claim is not disproved: {said}. {NOT_A_PROOF}"
+
+
+def _not_exceeded(result: DpAuditResult | UploadedDpResult, bound: float) -> str:
+    return (f"the audited bound {bound:.2f} does not exceed the claimed epsilon {result.epsilon:g} (the ceiling with "
+            f"{result.canaries.m:,} canaries is {result.ceiling:.2f}); that is no proof of the claim.")  # fmt: skip
 
 
 def verdict(result: DpAuditResult) -> str:
     """Plain-language reading: the claim, what the run proves, the ceiling, and the contrast without DP."""
     head = f"Claim: ({result.epsilon:g}, {result.delta:g})-DP; Opacus' accountant gives epsilon {result.accountant_epsilon:.2f}."
-    if result.disproved:
-        said = f"The claim is disproved: {_bound_sentence(result)}, above the claimed {result.epsilon:g}."
-    else:
-        said = f"The claim is not disproved: {_bound_sentence(result)}. {NOT_A_PROOF}"
+    said = _claim_sentence(_bound_sentence(result.dp.bound), disproved=result.disproved, epsilon=result.epsilon)
     contrast = (f"The same model trained without DP gives epsilon >= {result.non_dp.bound.epsilon:.2f} on the same "
                 f"canaries (test accuracy {result.non_dp.test_accuracy:.3f} vs {result.dp.test_accuracy:.3f} "
                 "with DP).")  # fmt: skip
@@ -43,23 +69,21 @@ def decision(result: DpAuditResult) -> Decision:
     Elevated when the bound exceeds the accountant's epsilon but not the claim (the run is less
     private than its own accounting says). A low decision says that it is no proof, and the ceiling.
     """
-    b = result.dp.bound.epsilon
+    b, said = result.dp.bound.epsilon, _bound_sentence(result.dp.bound)
     step = "Do not rely on the DP claim: check the DP-SGD implementation (clipping, noise, sampling) and its accounting."
     findings = []
     if result.disproved:
-        findings.append(Finding("high", f"The DP claim is disproved: {_bound_sentence(result)}, above the claimed "
-                                f"epsilon {result.epsilon:g}.", step))  # fmt: skip
+        findings.append(Finding("high", f"The DP claim is disproved: {said}, above the claimed epsilon {result.epsilon:g}.",
+                                step))  # fmt: skip
     elif b > result.accountant_epsilon:
-        findings.append(Finding("elevated", f"The run is less private than its accountant says: {_bound_sentence(result)}, "
-                                f"above the accountant's {result.accountant_epsilon:.2f}.", step))  # fmt: skip
+        findings.append(Finding("elevated", f"The run is less private than its accountant says: {said}, above the "
+                                f"accountant's {result.accountant_epsilon:.2f}.", step))  # fmt: skip
     else:
-        findings.append(Finding("low", f"The audit does not disprove the claim: {_bound_sentence(result)}. {NOT_A_PROOF} "
+        findings.append(Finding("low", f"The audit does not disprove the claim: {said}. {NOT_A_PROOF} "
                                 + _ceiling_sentence(result)))  # fmt: skip
     findings.append(Finding("low", f"Without DP the same model gives epsilon >= {result.non_dp.bound.epsilon:.2f} on "
                             "the same canaries."))  # fmt: skip
-    return decide(findings, low=f"the audited bound {b:.2f} does not exceed the claimed epsilon {result.epsilon:g} "
-                  f"(the ceiling with {result.canaries.m:,} canaries is {result.ceiling:.2f}); that is no proof of "
-                  "the claim.")  # fmt: skip
+    return decide(findings, low=_not_exceeded(result, b))
 
 
 LIMITS = [
@@ -93,5 +117,72 @@ def build_report(result: DpAuditResult, *, inputs: Sequence[InputSummary] = ()) 
         tables=[("Both models", summary_table(result)), ("Every number of guesses r", guesses_table(result))],
         verdict=verdict(result),
         limits=LIMITS,
+        seed=result.seed,
+    )
+
+
+# ------------------------------------------------------------------------------------------ an uploaded model
+UPLOADED_RUN = "scoring the model on its"
+ASSUMPTION = ("The bound holds only if each canary was put in the training data by a fair coin (probability 1/2, "
+              "independently) before training, and the file lists every canary drawn with its label as trained.")  # fmt: skip
+
+
+def _uploaded_head(result: UploadedDpResult) -> str:
+    c = result.canaries
+    return (f"Claim: ({result.epsilon:g}, {result.delta:g})-DP for model '{result.model['file']}', audited with its "
+            f"{c.m:,} canaries ({int(c.included.sum()):,} included, by '{c.name}').")  # fmt: skip
+
+
+def uploaded_verdict(result: UploadedDpResult) -> str:
+    """Plain-language reading of an uploaded model's check: the claim, what its canaries prove, the ceiling, the assumption."""
+    said = _claim_sentence(_bound_sentence(result.bound, run=UPLOADED_RUN), disproved=result.disproved,
+                           epsilon=result.epsilon)  # fmt: skip
+    return " ".join([_uploaded_head(result), said, _ceiling_sentence(result), ASSUMPTION])
+
+
+def uploaded_decision(result: UploadedDpResult) -> Decision:
+    """High when the canaries prove more than the claimed epsilon (the claim is disproved), low otherwise (no proof)."""
+    bound = _bound_sentence(result.bound, run=UPLOADED_RUN)
+    if result.disproved:
+        finding = Finding("high", f"The DP claim is disproved: {bound}, above the claimed epsilon {result.epsilon:g}.",
+                          "Do not rely on the DP claim: check the training's clipping, noise, sampling and accounting, "
+                          "and that the canaries were included as the file says.")  # fmt: skip
+    else:
+        finding = Finding("low", f"The audit does not disprove the claim: {bound}. {NOT_A_PROOF} "
+                          + _ceiling_sentence(result))  # fmt: skip
+    notes = [Finding("low", n) for n in result.canaries.notes]
+    return decide([finding, Finding("low", ASSUMPTION), *notes], low=_not_exceeded(result, result.bound.epsilon))
+
+
+UPLOADED_LIMITS = [
+    LIMITS[0],
+    LIMITS[1],
+    NOT_A_PROOF,
+    LIMITS[3],
+    ASSUMPTION + " Canaries chosen after training, or included by anything but the coin, make the bound invalid.",
+    "The score is the model's log-probability of each canary's label (the LOSS attack). A LiRA-style score would "
+    "need reference models trained with and without each canary by the team's own training code, which an uploaded "
+    "model does not come with; a weaker attack only makes the bound smaller, never invalid.",
+    "Only the model as uploaded is audited: nothing is known here of its accountant, its accuracy or the same model "
+    "trained without DP (null in the JSON).",
+]
+
+
+def build_uploaded_report(result: UploadedDpResult, *, inputs: Sequence[InputSummary] = ()) -> Report:
+    """The report of an uploaded model's check (the page's second mode, ``python -m audit_core dp-audit-model --html``)."""
+    j = result.to_json()
+    return Report(
+        title="DP claim check of an uploaded model",
+        question=f"Do the model's canaries disprove the claim ({result.epsilon:g}, {result.delta:g})-DP?",
+        inputs=list(inputs),
+        settings={"claimed": j["claimed"], "canaries": j["canaries"], "score": j["score"], "seed": result.seed},
+        metrics=j,
+        figures=[
+            ("Claimed epsilon and the audited bound", uploaded_epsilon_figure(result)),
+            ("Canary scores", uploaded_score_figure(result)),
+        ],
+        tables=[("Every number of guesses r", uploaded_guesses_table(result))],
+        verdict=uploaded_verdict(result),
+        limits=UPLOADED_LIMITS,
         seed=result.seed,
     )

@@ -30,7 +30,7 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.privacy_bound import DEFAULT_DELTA, EpsilonBound, epsilon_lower_bound
 from audit_core.common.roc import DEFAULT_FPRS, RocCurve, TprAtFpr, _fpr_key, roc_curve, tpr_at_fpr
-from audit_core.common.tables import columns_sentence, read_table
+from audit_core.common.tables import columns_sentence, read_table, table_row, yes_no_flags, yes_no_note
 
 REQUIRED = ("score", "is_member")
 OPTIONAL = ("attack", "record_id")
@@ -39,60 +39,17 @@ DEFAULT_ATTACK = "attack"
 RECORD_COLUMNS = ("attack", "record_id", "score", "is_member", "rank", "fpr_if_flagged")
 """Columns of the per-record table (followed by one ``flagged_at_<fpr>`` column per target FPR)."""
 
-_TRUE = {"1", "1.0", "true", "yes"}
-_FALSE = {"0", "0.0", "false", "no"}
-
-
-def _where(table: str, row: int) -> str:
-    return f"row {row + 2} of '{table}' (counting the header as row 1)"
-
-
 def membership_note(frame: pd.DataFrame) -> str | None:
     """The sentence saying how a text ``is_member`` column was read (yes/no, true/false), or None for 0/1 or booleans."""
     column = next((c for c in frame.columns if str(c).strip().lower() == "is_member"), None)
     if column is None:
         return None
-    values = frame[column]
-    if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype):
-        return None
-    text = values.dropna().astype("string").str.strip()
-    seen = sorted(set(text), key=lambda v: (v.lower() not in _TRUE, v.lower()))
-    if all(v.lower() in ("0", "1", "0.0", "1.0") for v in seen):
-        return None
-    member = ", ".join(f"'{v}'" for v in seen if v.lower() in _TRUE)
-    non = ", ".join(f"'{v}'" for v in seen if v.lower() in _FALSE)
-    return (
-        f"Column 'is_member' holds text: {member} read as member (1) and {non} as non-member (0) "
-        "(accepted: yes/no, true/false, 1/0, in any case)."
-    )
+    return yes_no_note(frame[column], column="is_member", yes="member", no="non-member")
 
 
 def _membership(values: pd.Series, *, table: str) -> np.ndarray:
     """``is_member`` as bool; anything but 0/1, yes/no or true/false (any case) is refused with the first bad cell."""
-    if pd.api.types.is_bool_dtype(values.dtype):
-        return values.to_numpy(dtype=bool)
-    if pd.api.types.is_numeric_dtype(values.dtype):
-        arr = values.to_numpy(dtype=np.float64)
-        bad = ~np.isin(arr, (0.0, 1.0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            shown = "empty" if np.isnan(arr[i]) else f"{values.iloc[i]!r}"
-            raise InputError(
-                f"Column 'is_member' must be 0 (non-member) or 1 (member), but {_where(table, i)} is {shown} "
-                f"({int(bad.sum())} such rows)."
-            )
-        return arr == 1.0
-    text = values.astype("string").str.strip().str.lower()
-    member, non = text.isin(_TRUE).to_numpy(dtype=bool), text.isin(_FALSE).to_numpy(dtype=bool)
-    bad = ~(member | non)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        shown = "empty" if pd.isna(values.iloc[i]) else repr(str(values.iloc[i]))
-        raise InputError(
-            f"Column 'is_member' must be 0 (non-member) or 1 (member), or yes/no or true/false, but "
-            f"{_where(table, i)} is {shown} ({int(bad.sum())} such rows)."
-        )
-    return member
+    return yes_no_flags(values, column="is_member", table=table, yes="member", no="non-member")
 
 
 def _scores(values: pd.Series, *, table: str) -> np.ndarray:
@@ -107,7 +64,7 @@ def _scores(values: pd.Series, *, table: str) -> np.ndarray:
         if text.any():
             i = int(np.flatnonzero(text.to_numpy())[0])
             raise InputError(
-                f"Column 'score' must hold numbers, but {_where(table, i)} is {str(values.iloc[i])!r} "
+                f"Column 'score' must hold numbers, but {table_row(table, i)} is {str(values.iloc[i])!r} "
                 f"({int(text.sum())} such rows); fix those cells."
             )
         arr = parsed.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -116,7 +73,7 @@ def _scores(values: pd.Series, *, table: str) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         what = "empty or NaN" if np.isnan(arr[i]) else "infinite"
         raise InputError(
-            f"Column 'score' must hold finite numbers, but {_where(table, i)} is {what} ({int(bad.sum())} such rows); "
+            f"Column 'score' must hold finite numbers, but {table_row(table, i)} is {what} ({int(bad.sum())} such rows); "
             "drop those records or give them a score."
         )
     return arr
@@ -150,7 +107,7 @@ def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFram
         attack = col["attack"]
         if attack.isna().any():
             i = int(np.flatnonzero(attack.isna().to_numpy())[0])
-            raise InputError(f"Column 'attack' names the attack of each row, but {_where(name, i)} is empty; fill it in.")
+            raise InputError(f"Column 'attack' names the attack of each row, but {table_row(name, i)} is empty; fill it in.")
         attack = attack.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
     else:
         attack = pd.Series([DEFAULT_ATTACK] * len(scores))
@@ -158,7 +115,7 @@ def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFram
         rid = col["record_id"]
         if rid.isna().any():
             i = int(np.flatnonzero(rid.isna().to_numpy())[0])
-            raise InputError(f"Column 'record_id' is empty in {_where(name, i)}; give every row its record's id.")
+            raise InputError(f"Column 'record_id' is empty in {table_row(name, i)}; give every row its record's id.")
         rid = rid.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
     else:
         rid = pd.Series(np.arange(len(scores)).astype(str))
@@ -168,7 +125,7 @@ def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFram
         i = int(np.flatnonzero(dup)[0])
         raise InputError(
             f"record_id {out['record_id'].iloc[i]!r} appears more than once for attack {out['attack'].iloc[i]!r} "
-            f"({_where(name, i)}, {int(dup.sum())} repeated rows); each attack scores each record once."
+            f"({table_row(name, i)}, {int(dup.sum())} repeated rows); each attack scores each record once."
         )
     for attack_name, group in out.groupby("attack", sort=False):
         n_pos = int(group["is_member"].sum())

@@ -41,7 +41,8 @@ def test_roles_run_once_and_rerun_only_when_changed(monkeypatch) -> None:
     assert (table["ci_low"] <= table["risk"]).all()
     assert (table["risk"] <= table["ci_high"]).all()
     assert len(at.get("plotly_chart")) == charts + 1
-    assert len(attacks) == 1 and len(audits) <= 1  # the membership audit is kept: only the attacks ran
+    assert len(attacks) == 1
+    assert len(audits) <= 1
     # a re-run of the page (a slider) keeps the result without recomputing
     at.slider(key=state.Synthetic.PRIOR).set_value(0.2).run()
     assert not at.exception
@@ -49,11 +50,12 @@ def test_roles_run_once_and_rerun_only_when_changed(monkeypatch) -> None:
     assert len(again) == 1
     assert again[0].equals(table)
     assert len(attacks) == 1
-    assert "--disclosure" in at.session_state["synthetic.command"] and "--n-attacks 300" in at.session_state["synthetic.command"]
+    assert "--disclosure" in at.session_state["synthetic.command"]
+    assert "--n-attacks 300" in at.session_state["synthetic.command"]
     # a secret that is also known: one sentence, no traceback, and the last result stays
     [secrets] = [w for w in at.multiselect if w.label == "Secret columns to infer"]
     secrets.set_value(["age"])
     _disclosure_button(at).click().run()
     assert not at.exception
     assert any("both secret and known" in e.value for e in at.error)
-    assert [d.value for d in at.dataframe if "reading" in d.value.columns][0].equals(table)
+    assert next(d.value for d in at.dataframe if "reading" in d.value.columns).equals(table)

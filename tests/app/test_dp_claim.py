@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from audit_core.common.report import to_json_text
 from audit_core.dp.audit import run_dp_audit
-from tests.conftest import page_json
+from tests.conftest import command_argv, page_json
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,3 +41,51 @@ def test_an_impossible_claim_is_one_sentence_on_the_page():
     assert not at.exception
     assert any("at most" in e.value for e in at.error)
     assert state.DpClaim.RESULT not in at.session_state
+
+
+def _upload_mode(at, model_name, model_bytes, canaries_bytes):
+    at.radio(key=state.DpClaim.MODE).set_value("Audit an uploaded model with its canary file").run()
+    at.file_uploader(key=state.DpClaim.UPLOADED + ".model").upload(model_name, model_bytes, "application/octet-stream")
+    at.file_uploader(key=state.DpClaim.UPLOADED + ".canaries").upload("canaries.csv", canaries_bytes, "text/csv")
+    return at.run()
+
+
+def test_the_uploaded_model_mode_matches_the_backend_and_its_reproduce_line(tmp_path, monkeypatch):
+    from audit_core.__main__ import main
+    from audit_core.common.report import to_json_text
+    from audit_core.common.tables import read_table
+    from audit_core.dp.uploaded import audit_uploaded_model
+    from tests.canary_files import leaky_case
+
+    case = leaky_case(tmp_path / "leaky")
+    at = _upload_mode(AppTest.from_file(PAGE, default_timeout=120).run(), "forest.onnx", case["onnx"].read_bytes(),
+                      case["canaries"].read_bytes())  # fmt: skip
+    assert not at.exception
+    assert next(t for t in at.text_input if t.label.startswith("Trusted skops types")).value == ""  # not "()"
+    next(n for n in at.number_input if n.label == "Claimed epsilon").set_value(0.5)
+    at.button[0].click().run()
+    assert not at.exception
+    page = json.loads(page_json(at, state.DpClaim.UPLOADED + ".downloads"))
+    direct = audit_uploaded_model(case["onnx"].read_bytes(), read_table(case["canaries"], name="canaries.csv"),
+                                  target="credit", epsilon=0.5, delta=1e-5, names=("forest.onnx", "canaries.csv"))  # fmt: skip
+    assert {k: v for k, v in page.items() if k != "verdict"} == json.loads(to_json_text(direct.to_json()))
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["audited epsilon ≥"] == f"{direct.bound.epsilon:.2f}"
+    assert shown["ceiling"] == f"{direct.ceiling:.2f}"
+    assert any(e.value.startswith("**Release decision: HIGH") for e in at.error)
+    command = at.session_state[state.DpClaim.UPLOADED + ".downloads.command"]
+    assert "dp-audit-model --model forest.onnx --canaries-file canaries.csv --target credit --epsilon 0.5" in command
+    monkeypatch.chdir(case["onnx"].parent)  # uploads are named as uploaded: the line runs where they are
+    assert main(["--quiet", *command_argv(command), "--json", str(tmp_path / "cli.json")]) == 0
+    assert (tmp_path / "cli.json").read_text() == page_json(at, state.DpClaim.UPLOADED + ".downloads")
+
+
+def test_a_pickle_in_the_uploaded_model_mode_is_one_sentence(tmp_path):
+    from tests.model_files import pickle_bytes
+
+    canaries = b"a,credit,included\n1,good,1\n"
+    at = _upload_mode(AppTest.from_file(PAGE, default_timeout=120).run(), "model.onnx", pickle_bytes(), canaries)
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "pickle" in at.error[0].value
+    assert state.DpClaim.UPLOADED_RESULT not in at.session_state

@@ -134,7 +134,8 @@ def test_score_check_page_equals_its_command(tmp_path: Path, monkeypatch) -> Non
     assert not at.exception
     assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
     command = at.session_state["score_check.downloads.command"]
-    assert "--seed 11" in command and "--fpr 0.01,0.05" in command
+    assert "--seed 11" in command
+    assert "--fpr 0.01,0.05" in command
     text = run_command(command, tmp_path / "cli.json", monkeypatch)
     assert page_json(at, "score_check.downloads") == text
     cli = json.loads(text)

@@ -35,6 +35,8 @@ CHANGED = {
     "generate": {"generator": "ctgan", "rows": 77, "epochs": 3},
     "fpc-sim": {"population": 500, "train_size": 250, "models": 16, "repeats": 9},
     "selfcheck": {"quick": True},
+    "dp-audit-model": {"target": "credit", "epsilon": 0.5, "delta": 1e-6, "included_column": "in training",
+                       "trust_skops_types": ("sklearn.tree._tree.Tree",)},
 }  # fmt: skip
 
 
@@ -84,13 +86,13 @@ def test_a_bound_or_a_choice_is_refused_in_one_sentence_naming_the_flag():
         REGISTRY["scores"].settings(fpr=(0.01, 0.9)).validate()  # each value of a list is checked
     with pytest.raises(InputError, match="--fpr needs at least 1 value"):
         REGISTRY["scores"].settings(fpr=()).validate()
-    with pytest.raises(InputError, match="--generators must be one of .*got 'gan'"):
+    with pytest.raises(InputError, match=r"--generators must be one of .*got 'gan'"):
         REGISTRY["compare"].settings(generators=("bootstrap", "gan")).validate()  # each item of a list knob
 
 
 def test_open_bounds_and_a_choice_or_a_number():
     dp = REGISTRY["dp-audit"].settings
-    with pytest.raises(InputError, match="--delta must be a number above 0 and at most 0.1; got 0"):
+    with pytest.raises(InputError, match=r"--delta must be a number above 0 and at most 0\.1; got 0"):
         dp(target="y", epsilon=1.0, delta=0.0).validate()
     dp(target="y", epsilon=1.0, delta=1e-30).validate()  # any positive delta up to 0.1
     tab = REGISTRY["tabular"].settings
@@ -100,7 +102,8 @@ def test_open_bounds_and_a_choice_or_a_number():
         with pytest.raises(InputError, match=said):
             tab(bandwidth=bad).validate()
     parse = tab.knobs()["bandwidth"].parser("silverman")
-    assert parse("Scott") == "scott" and parse("0.25") == 0.25
+    assert parse("Scott") == "scott"
+    assert parse("0.25") == 0.25
 
 
 @pytest.mark.parametrize("name", sorted(ALL))
@@ -173,9 +176,11 @@ def test_the_setup_stage_is_kept_in_the_cache_and_re_scoring_equals_a_fresh_run(
     calls = {"prepare": 0, "run": 0}
     audit, cache = _counting_audit(calls), {}
     first = run(audit, Inputs({}), _Knobs(k=3, factor=2.0), seed=0, cache=cache)
-    assert first.to_json() == {"value": 60.0} and calls == {"prepare": 1, "run": 1}
+    assert first.to_json() == {"value": 60.0}
+    assert calls == {"prepare": 1, "run": 1}
     second = run(audit, Inputs({}), _Knobs(k=4), seed=0, cache=cache)  # a run knob: the setup is kept
-    assert second.to_json() == {"value": 40.0} and calls == {"prepare": 1, "run": 2}
+    assert second.to_json() == {"value": 40.0}
+    assert calls == {"prepare": 1, "run": 2}
     run(audit, Inputs({}), _Knobs(a=2), seed=0, cache=cache)  # a setup knob: a new setup
     run(audit, Inputs({}), _Knobs(), seed=1, cache=cache)  # a new seed: a new setup
     assert calls == {"prepare": 3, "run": 4}

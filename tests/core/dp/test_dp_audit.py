@@ -94,6 +94,8 @@ def _cli(capsys, *args):
     (["--epsilon", "1", "--delta", "1"], "--delta"),
     (["--epsilon", "1", "--canaries", "401"], "at most 400"),
     (["--epsilon", "1", "--canary-kind", "random"], "--canary-kind"),
+    (["--quiet", "--epsilon", "0.01", "--canaries", "100", "--epochs", "1"], "cannot reach epsilon 0.01 at delta 1e-05 in 1 "
+     "epoch:"),
 ])  # fmt: skip
 def test_bad_input_is_one_sentence_exit_2(capsys, tmp_path, args, says):
     out = tmp_path / "r.json"

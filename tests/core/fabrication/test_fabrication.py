@@ -287,7 +287,9 @@ def _exit_status(argv: list[str]) -> int:
 def test_bad_epsilon_is_one_sentence_before_any_file_is_read(eps, capsys):
     assert _exit_status(["fabrication", "--dataset", "digits", "--epsilon", eps]) == 2
     err = capsys.readouterr().err
-    assert "epsilon" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "epsilon" in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_bad_steps_are_one_sentence(capsys):
