@@ -23,6 +23,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import torch
@@ -291,7 +292,7 @@ _NPZ_KEYS = ("images", "labels", "is_member")
 _NPY_MAGIC = b"\x93NUMPY"
 
 
-def _npy_header(stream: io.IOBase, key: str) -> tuple[tuple[int, ...], np.dtype]:
+def _npy_header(stream: io.IOBase | IO[bytes], key: str) -> tuple[tuple[int, ...], np.dtype]:
     """Shape and dtype declared by one .npy member, read from its header alone."""
     try:
         version = np.lib.format.read_magic(stream)

@@ -485,7 +485,7 @@ def _extrapolated_record_tpr(
     """
     M = scores.shape[0]
     pairs = M // 2
-    info = {"method": "none", "n_models_half": None, "n_halves": 0, "tpr_m": None, "tpr_half": None}
+    info: dict[str, Any] = {"method": "none", "n_models_half": None, "n_halves": 0, "tpr_m": None, "tpr_half": None}
     if M < EXTRAPOLATION_MIN_MODELS:
         return per_record, info
     m_half = 2 * (pairs // 2)
