@@ -1,4 +1,4 @@
-"""Audit my model: upload a trained model (ONNX or skops) and see per-record membership risk."""
+"""Audit my model: upload a trained model (ONNX, skops or safetensors image weights) and see per-record membership risk."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.common.privacy_bound import ASSUMPTION
 from audit_core.contract import Inputs
-from audit_core.model.attacks import ATTACKS
+from audit_core.model.attacks import ATTACKS, DEFAULT_ATTACKS
 from audit_core.model.audit import ModelAudit
 from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
+from audit_core.model.images import IMAGE_SUFFIXES, ImageSet, read_images
 from audit_core.model.loading import read_model_bytes
 from audit_core.model.spec import MODEL, ModelSettings
 from audit_core.model.verdict import verdict
@@ -49,7 +50,9 @@ st.markdown(
     "**population** table from the same distribution that it was not trained on. The model is read without running "
     "any code: **ONNX** (standard operators, one self-contained file) or **scikit-learn saved with skops**; a pickle "
     "is refused. It gets the table's feature columns as they are (every column but the label, numbers as floats, in "
-    "table order): export a pipeline with its own encoder when it needs categories encoded."
+    "table order): export a pipeline with its own encoder when it needs categories encoded. An **image model** of the "
+    "fabrication page's architectures (small_cnn, resnet18) comes as **.safetensors** weights, with the members and "
+    "the population as **.npz** images (arrays `images` and `labels`); its reference models are of its own architecture."
 )
 
 autorun = take_autorun(state.OwnModel.AUTORUN)
@@ -63,18 +66,24 @@ try:
     if source == UPLOAD:
         cols = st.columns(3)
         files = {
-            "model": cols[0].file_uploader("Model (.onnx, .skops)", type=["onnx", "skops", "pkl", "pickle", "joblib"],
+            "model": cols[0].file_uploader("Model (.onnx, .skops, .safetensors)",
+                                           type=["onnx", "skops", "safetensors", "pkl", "pickle", "joblib"],
                                            key=state.OwnModel.UPLOAD + ".model"),
-            "train": cols[1].file_uploader("Members (CSV or Parquet)", type=["csv", "parquet"],
+            "train": cols[1].file_uploader("Members (CSV, Parquet or .npz images)", type=["csv", "parquet", "npz"],
                                            key=state.OwnModel.UPLOAD + ".train"),
-            "population": cols[2].file_uploader("Population (CSV or Parquet)", type=["csv", "parquet"],
-                                                key=state.OwnModel.UPLOAD + ".population"),
+            "population": cols[2].file_uploader("Population (CSV, Parquet or .npz images)",
+                                                type=["csv", "parquet", "npz"], key=state.OwnModel.UPLOAD + ".population"),
         }
         for role, upload in files.items():
             if upload is None:
                 continue
             raw = upload.getvalue()
-            data[role] = read_model_bytes(raw, upload.name) if role == "model" else load_table(raw, upload.name, upload=True)
+            if role == "model":
+                data[role] = read_model_bytes(raw, upload.name)
+            elif Path(upload.name).suffix.lower() in IMAGE_SUFFIXES:
+                data[role] = read_images(raw, upload.name)
+            else:
+                data[role] = load_table(raw, upload.name, upload=True)
             paths[role] = upload.name
         if len(data) < 3:
             st.info("Upload the model, the members' table and the population table.")
@@ -90,13 +99,22 @@ except InputError as exc:
 submitted = False
 settings = None
 if len(data) == 3:
-    columns = [str(c) for c in data["train"].columns]
+    images = isinstance(data["train"], ImageSet)
+    columns = [] if images else [str(c) for c in data["train"].columns]
+    epochs = ModelSettings.defaults()["reference_epochs"]
     with st.form("own_model.form"):
         left, mid, right = st.columns(3)
-        default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
-        target = left.selectbox("Label column", columns, index=columns.index(default), help=ModelSettings.knobs()["target"].help)
-        attacks = left.multiselect("Attacks", list(ATTACKS), default=list(ATTACKS), help=ModelSettings.knobs()["attacks"].help)
+        target = None
+        if not images:
+            default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
+            target = left.selectbox("Label column", columns, index=columns.index(default),
+                                    help=ModelSettings.knobs()["target"].help)  # fmt: skip
+        attacks = left.multiselect("Attacks", list(ATTACKS), default=list(DEFAULT_ATTACKS),
+                                   help=ModelSettings.knobs()["attacks"].help)  # fmt: skip
+        variance = knob_input(left, ModelSettings, "lira_variance")
         k = knob_input(mid, ModelSettings, "reference_models")
+        if images:
+            epochs = knob_input(mid, ModelSettings, "reference_epochs")
         family = knob_input(mid, ModelSettings, "reference_family",
                             value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
         trusted = right.text_input("Trusted skops types (comma-separated)", "",
@@ -104,16 +122,17 @@ if len(data) == 3:
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Audit the model", type="primary")
     if autorun:
-        target, attacks, k, family, trusted, seed, submitted = "credit", list(ATTACKS), 4, "mlp", "", 0, True
+        target, attacks, k, family, trusted, seed, submitted = "credit", list(DEFAULT_ATTACKS), 4, "mlp", "", 0, True
     if submitted:
         settings = ModelSettings(target=target, attacks=tuple(a for a in ATTACKS if a in attacks), reference_models=int(k),
-                                 reference_family=family,
+                                 reference_family=family, lira_variance=variance, reference_epochs=int(epochs),
                                  trust_skops_types=tuple(t.strip() for t in trusted.split(",") if t.strip()))  # fmt: skip
 
 if submitted and settings is not None:
     try:
         _, outcome = run_audit(MODEL, Inputs(data, paths), settings, seed=int(seed), label="Auditing the model")
-        st.session_state[state.OwnModel.RESULT] = {"outcome": outcome, "source": paths.get("model", "model")}
+        st.session_state[state.OwnModel.RESULT] = {"outcome": outcome, "source": paths.get("model", "model"),
+                                                   "members": data["train"] if isinstance(data["train"], ImageSet) else None}
     except InputError as exc:
         show_input_error(exc)
         st.session_state.pop(state.OwnModel.RESULT, None)
@@ -162,6 +181,10 @@ st.subheader("Most exposed members")
 st.caption("The members the strongest attack ranks highest, with their values; <attack>_fpr = the share of non-members "
            "scoring at least as high (the FPR at which this record would be flagged).")  # fmt: skip
 st.dataframe(audit.exposed, hide_index=True, width="stretch")
+if saved.get("members") is not None:  # an image model: show the exposed members' images
+    shown = saved["members"].images[audit.exposed["row"].to_numpy()[:10]]
+    st.image([im.transpose(1, 2, 0).squeeze() for im in shown], width=64,
+             caption=[f"row {r}" for r in audit.exposed["row"].to_numpy()[:10]])  # fmt: skip
 with st.expander("Per-record table (every candidate)"):
     st.dataframe(audit.records.head(2000), hide_index=True, width="stretch")
 
