@@ -115,10 +115,12 @@ if len(data) == 3:
         k = knob_input(mid, ModelSettings, "reference_models")
         if images:
             epochs = knob_input(mid, ModelSettings, "reference_epochs")
-        family = knob_input(mid, ModelSettings, "reference_family",
-                            value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
-        trusted = right.text_input("Trusted skops types (comma-separated)", "",
-                                   help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
+        family, trusted = ModelSettings.defaults()["reference_family"], ""  # an image model: its own architecture
+        if not images:
+            family = knob_input(mid, ModelSettings, "reference_family",
+                                value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
+            trusted = right.text_input("Trusted skops types (comma-separated)", "",
+                                       help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Audit the model", type="primary")
     if autorun:
