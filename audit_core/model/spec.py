@@ -33,7 +33,8 @@ class ModelSettings(Settings):
                                     "reference models, each on about half of the candidates.",
                                     parse=parse_attacks)  # fmt: skip
     reference_models: int = knob(4, "Reference models K", "Trained here on population records never scored; RMIA "
-                                 "gets most of its gain from the first one.", bound=REFERENCE_MODELS)  # fmt: skip
+                                 "gets most of its gain from the first one. LiRA online trains K more, each on about "
+                                 "half of the scored records.", bound=REFERENCE_MODELS)  # fmt: skip
     reference_family: str = knob("logistic", "Reference family", "Pick the family closest to the audited model "
                                  "(gbdt for tree ensembles); the fidelity check shows whether it behaves alike. An "
                                  "image model's reference models are of its own architecture.",
