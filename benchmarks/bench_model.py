@@ -3,15 +3,21 @@
 Synthetic data (seeded): 12 numeric features and 4 text columns, a two-class label that depends
 on a few of them with noise. The target is a scikit-learn Pipeline (one-hot encoder + gradient-
 boosted trees) saved with skops; the audit (LOSS + RMIA, K = 4 reference models of the same
-family) is timed from the model's bytes and the two tables to the finished result. Run::
+family; ``--attacks`` for others, e.g. ``loss,rmia,lira_online``) is timed from the model's bytes
+and the two tables to the finished result. ``--art-python PYTHON`` also times ART's shadow-model
+attack on the same data (``art_shadow_models.py``, run by that interpreter, where ART is
+installed: it is no dependency of this project) and prints both times and their ratio. Run::
 
-    .venv/bin/python benchmarks/bench_model.py [--family gbdt] [--members 20000]
+    .venv/bin/python benchmarks/bench_model.py [--family gbdt] [--members 20000] [--art-python /tmp/artvenv/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -38,6 +44,8 @@ def main() -> None:
     parser.add_argument("--population", type=int, default=20_000)
     parser.add_argument("--family", default="gbdt", choices=("logistic", "mlp", "gbdt"))
     parser.add_argument("--reference-models", type=int, default=4)
+    parser.add_argument("--attacks", default="loss,rmia", help="comma-separated, as the CLI's --attacks")
+    parser.add_argument("--art-python", help="a Python with adversarial-robustness-toolbox: time its shadow-model attack too")
     args = parser.parse_args()
 
     import skops.io as sio
@@ -58,7 +66,7 @@ def main() -> None:
     data = sio.dumps(target)
     trusted = sio.get_untrusted_types(data=data)  # we made this file ourselves
     start = time.perf_counter()
-    result = audit_model(data, train, population, target="label", attacks=("loss", "rmia"),
+    result = audit_model(data, train, population, target="label", attacks=tuple(args.attacks.split(",")),
                          n_reference=args.reference_models, family=args.family, trusted=trusted, seed=0)  # fmt: skip
     seconds = time.perf_counter() - start
     for a in result.attacks.values():
@@ -67,8 +75,28 @@ def main() -> None:
     f = result.fidelity
     print(f"fidelity ok={f.ok}: target {f.target['train_accuracy']:.3f}/{f.target['test_accuracy']:.3f}, "
           f"reference {f.reference['train_accuracy']:.3f}/{f.reference['test_accuracy']:.3f}")  # fmt: skip
-    print(f"{args.members:,} members + {args.population:,} population, RMIA with {args.reference_models} {args.family} "
-          f"reference models: {seconds:.1f} s")  # fmt: skip
+    print(f"{args.members:,} members + {args.population:,} population, {args.attacks} with {args.reference_models} "
+          f"{args.family} reference models: {seconds:.1f} s")  # fmt: skip
+    if args.art_python:
+        art = run_art(args.art_python, train, population, shadow_models=args.reference_models)
+        print(f"ART {art['art']} ShadowModels ({art['shadow_models']} gbdt shadow models of {art['shadow_train_size']:,} "
+              f"records) + MembershipInferenceBlackBox (rf): AUC {art['auc']:.3f}, TPR at 1 % FPR "
+              f"{art['tpr_at_1pct_fpr']:.3f}: {art['seconds']:.1f} s")  # fmt: skip
+        print(f"ART / this audit: {art['seconds'] / seconds:.2f}x the time")
+
+
+def run_art(python: str, train: pd.DataFrame, population: pd.DataFrame, *, shadow_models: int) -> dict:
+    """Run art_shadow_models.py in ``python`` (where ART is installed) on the same tables; its JSON line."""
+    script = Path(__file__).with_name("art_shadow_models.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / "train.csv", Path(tmp) / "population.csv"]
+        for frame, path in zip((train, population), paths, strict=True):
+            frame.to_csv(path, index=False)
+        done = subprocess.run([python, str(script), "--train", str(paths[0]), "--population", str(paths[1]),
+                               "--shadow-models", str(shadow_models)], capture_output=True, text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"the ART script failed ({python}):\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

@@ -133,3 +133,78 @@ def numeric_tables(folder: Path, n_features: int = 3) -> dict[str, Path]:
         paths[name] = folder / f"{name}.csv"
         frame.to_csv(paths[name], index=False)
     return paths
+
+
+# ------------------------------------------------------------------------- known answers for LiRA online and images
+def _easy_or_coin(n: int, rng: np.random.Generator, d: int = 8) -> pd.DataFrame:
+    X = rng.normal(size=(n, d))
+    easy = rng.random(n) < 0.5
+    y = np.where(easy, X[:, 0] > 0, rng.random(n) < 0.5).astype(int)
+    return pd.DataFrame(X, columns=[f"x{i}" for i in range(d)]).assign(y=y)
+
+
+def memorizing_case(folder: Path, *, members: int = 400, population: int = 800) -> dict:
+    """Half of the records are easy (label = x0 > 0), half carry a coin-flip label; label column ``y``.
+
+    The target is the ``gbdt`` reference family's own configuration (200 boosting rounds, no early
+    stopping) fitted on the members, saved with skops: it fits the members' coin flips (train accuracy
+    1.0) and gets an easy record right whether or not it saw it. So a global LOSS threshold mixes
+    members with easy non-members, while a per-record calibration (LiRA) tells a memorized coin flip
+    from an unseen one. ``trusted``: the skops types of this file (we made it).
+    """
+    import skops.io as sio
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(3)
+    train, pop = _easy_or_coin(members, rng), _easy_or_coin(population, rng)
+    from threadpoolctl import threadpool_limits
+
+    model = HistGradientBoostingClassifier(max_iter=200, early_stopping=False, random_state=0)
+    with threadpool_limits(1):  # OpenMP threads only stall on a shared machine for 400 rows
+        model.fit(train.drop(columns="y").to_numpy(), train["y"])
+    data = sio.dumps(model)
+    paths = {"train": folder / "train.csv", "population": folder / "population.csv", "skops": folder / "gbdt.skops"}
+    train.to_csv(paths["train"], index=False)
+    pop.to_csv(paths["population"], index=False)
+    paths["skops"].write_bytes(data)
+    return {**paths, "trusted": sio.get_untrusted_types(data=data)}
+
+
+def _noisy_digits(noise: float) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    x, y = (d.images / 16.0).astype(np.float32)[:, None], d.target.astype(np.int64)
+    rng = np.random.default_rng(99)
+    flip = rng.random(y.size) < noise
+    y[flip] = rng.integers(0, 10, int(flip.sum()))
+    return x, y
+
+
+def image_case(folder: Path, *, members: int = 150, population: int = 300, epochs: int = 150, noise: float = 0.2,
+               disjoint: bool = False) -> dict[str, Path]:  # fmt: skip
+    """A small_cnn (safetensors) trained on ``members`` of scikit-learn's 8x8 digits, a fifth of all labels random.
+
+    The CNN memorizes its members' random labels; the population is other digits from the same noisy
+    distribution. ``disjoint``: the CNN is trained on further digits that are in neither file instead
+    (the 'members' are not members). Members and population are ``.npz`` files (``images``, ``labels``).
+    """
+    from safetensors.torch import save_file
+
+    from audit_core.fabrication.image_models import TrainConfig, train_models
+
+    folder.mkdir(parents=True, exist_ok=True)
+    x, y = _noisy_digits(noise)
+    perm = np.random.default_rng(5).permutation(y.size)
+    mem, pop = perm[:members], perm[members : members + population]
+    fit_on = perm[members + population : 2 * members + population] if disjoint else mem
+    subset = np.zeros((1, y.size), dtype=bool)
+    subset[0, fit_on] = True
+    (cnn,) = train_models(x, y, subset, n_classes=10, config=TrainConfig(epochs=epochs, weight_decay=0.0),
+                          arch="small_cnn", seed=0, device="cpu")  # fmt: skip
+    paths = {"model": folder / "cnn.safetensors", "train": folder / "members.npz", "population": folder / "population.npz"}
+    save_file({k: v.contiguous() for k, v in cnn.state_dict().items()}, str(paths["model"]))
+    np.savez(paths["train"], images=x[mem], labels=y[mem])
+    np.savez(paths["population"], images=x[pop], labels=y[pop])
+    return paths

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from audit_core import contract
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn
 from audit_core.contract import Audit, Inputs, Outcome, Settings
-from ui.store import cached_run, load_table, result_cache
+from ui.store import UPLOADED_BY, cached_run, load_table, result_cache, session_id
 
 __all__ = ["Request", "audit_outcome", "load_input", "rescored", "run_audit", "show_input_error"]
 
@@ -44,12 +45,16 @@ def load_input(audit: Audit[Any, Any], name: str, source: bytes | str | Path, fi
     """Input ``name`` of ``audit`` read from an upload's bytes or a sample's path, as the CLI reads it.
 
     Tables go through the result store (read once; an upload kept for its own session); other
-    inputs (a model file) through the input's own loader.
+    inputs (a model file; members that may be images or a table) through the input's own loader, an uploaded
+    table marked with its session as the store marks it.
     """
     spec = next(s for s in audit.inputs if s.name == name)
     if spec.table:
         return load_table(source, spec.message_name(filename), upload=upload)
-    return spec.read(source if isinstance(source, bytes) else Path(source).read_bytes(), filename)
+    value = spec.read(source if isinstance(source, bytes) else Path(source).read_bytes(), filename)
+    if upload and isinstance(value, pd.DataFrame):  # a table among other kinds of input (the model audit's members)
+        value.attrs[UPLOADED_BY] = session_id() or ""
+    return value
 
 
 def run_audit(

@@ -36,6 +36,7 @@ __all__ = [
     "load_table",
     "progress_reporter",
     "result_cache",
+    "session_id",
 ]
 
 
@@ -252,10 +253,10 @@ def release_free_memory() -> None:
 
 def result_cache(namespace: str) -> StoreView:
     """A :class:`StoreView` of the result store for this session (the ``cache`` an audit's stages are kept in)."""
-    return StoreView(_result_store(), namespace, _session_id())
+    return StoreView(_result_store(), namespace, session_id())
 
 
-def _session_id() -> str | None:
+def session_id() -> str | None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
@@ -279,7 +280,7 @@ def load_table(source: bytes | str | Path, name: str, *, upload: bool) -> pd.Dat
     ``source`` is an upload's bytes or a bundled sample's path; ``name`` names it in messages.
     """
     raw = source if isinstance(source, bytes) else Path(source).read_bytes()
-    session = _session_id() if upload else None
+    session = session_id() if upload else None
     key = fingerprint("table", hashlib.sha256(raw).hexdigest(), name, session or "")
 
     def read(progress: ProgressFn) -> pd.DataFrame:
@@ -300,7 +301,7 @@ def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwar
     (:class:`ResultStore`: a few entries, :data:`CACHE_BYTES` at most, large results
     dropped when their sessions end), so moving a slider or coming back to a page is instant.
     """
-    store, session = _result_store(), _session_id()
+    store, session = _result_store(), session_id()
     store.drop_sessions_gone(_session_is_active)
     hit = store.get(key, session)
     if hit is not None:

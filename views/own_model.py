@@ -1,4 +1,4 @@
-"""Audit my model: upload a trained model (ONNX or skops) and see per-record membership risk."""
+"""Audit my model: upload a trained model (ONNX, skops or safetensors image weights) and see per-record membership risk."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ st.markdown(
     "**population** table from the same distribution that it was not trained on. The model is read without running "
     "any code: **ONNX** (standard operators, one self-contained file) or **scikit-learn saved with skops**; a pickle "
     "is refused. It gets the table's feature columns as they are (every column but the label, numbers as floats, in "
-    "table order): export a pipeline with its own encoder when it needs categories encoded."
+    "table order): export a pipeline with its own encoder when it needs categories encoded. An **image model** of the "
+    "fabrication page's architectures (small_cnn, resnet18) comes as **.safetensors** weights, with the members and "
+    "the population as **.npz** images (arrays `images` and `labels`); its reference models are of its own architecture."
 )
 
 autorun = take_autorun(state.OwnModel.AUTORUN)
@@ -51,12 +53,13 @@ try:
     if source == UPLOAD:
         cols = st.columns(3)
         files = {
-            "model": cols[0].file_uploader("Model (.onnx, .skops)", type=["onnx", "skops", "pkl", "pickle", "joblib"],
+            "model": cols[0].file_uploader("Model (.onnx, .skops, .safetensors)",
+                                           type=["onnx", "skops", "safetensors", "pkl", "pickle", "joblib"],
                                            key=state.OwnModel.UPLOAD + ".model"),
-            "train": cols[1].file_uploader("Members (CSV or Parquet)", type=["csv", "parquet"],
+            "train": cols[1].file_uploader("Members (CSV, Parquet or .npz images)", type=["csv", "parquet", "npz"],
                                            key=state.OwnModel.UPLOAD + ".train"),
-            "population": cols[2].file_uploader("Population (CSV or Parquet)", type=["csv", "parquet"],
-                                                key=state.OwnModel.UPLOAD + ".population"),
+            "population": cols[2].file_uploader("Population (CSV, Parquet or .npz images)",
+                                                type=["csv", "parquet", "npz"], key=state.OwnModel.UPLOAD + ".population"),
         }
         for role, upload in files.items():
             if upload is not None:
@@ -71,28 +74,38 @@ except InputError as exc:
     show_input_error(exc)
     data = {}
 
-submitted = False
 request = None
 if len(data) == 3:
-    columns = [str(c) for c in data["train"].columns]
+    images = Path(paths["train"]).suffix.lower() == ".npz"  # an image model's members (ImageSet: images, labels)
+    columns = [] if images else [str(c) for c in data["train"].columns]
+    epochs = ModelSettings.defaults()["reference_epochs"]
     with st.form("own_model.form"):
         left, mid, right = st.columns(3)
-        default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
-        target = left.selectbox("Label column", columns, index=columns.index(default), help=ModelSettings.knobs()["target"].help)
-        attacks = knob_input(left, ModelSettings, "attacks")
+        target = None
+        if not images:
+            default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
+            target = left.selectbox("Label column", columns, index=columns.index(default),
+                                    help=ModelSettings.knobs()["target"].help)  # fmt: skip
+        attacks = knob_input(left, ModelSettings, "attacks", options=ModelSettings.knobs()["attacks"].choices)
+        variance = knob_input(left, ModelSettings, "lira_variance")
         k = knob_input(mid, ModelSettings, "reference_models")
-        family = knob_input(mid, ModelSettings, "reference_family",
-                            value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
-        trusted = right.text_input("Trusted skops types (comma-separated)", "",
-                                   help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
+        if images:
+            epochs = knob_input(mid, ModelSettings, "reference_epochs")
+        family, trusted = ModelSettings.defaults()["reference_family"], ""  # an image model: its own architecture
+        if not images:
+            family = knob_input(mid, ModelSettings, "reference_family",
+                                value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
+            trusted = right.text_input("Trusted skops types (comma-separated)", "",
+                                       help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Audit the model", type="primary")
     if autorun:
-        settings = ModelSettings(target="credit", reference_family="mlp")
-        request = Request(Inputs(data, paths), settings, 0)
+        request = Request(Inputs(data, paths), ModelSettings(target="credit", reference_family="mlp"), 0)
     elif submitted:
-        settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings().attacks if a in attacks),
-                                 reference_models=int(k), reference_family=family,
+        settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings.knobs()["attacks"].choices
+                                                              if a in attacks),
+                                 reference_models=int(k), reference_family=family, lira_variance=variance,
+                                 reference_epochs=int(epochs),
                                  trust_skops_types=tuple(t.strip() for t in trusted.split(",") if t.strip()))  # fmt: skip
         request = Request(Inputs(data, paths), settings, int(seed))
 
@@ -138,6 +151,10 @@ st.subheader("Most exposed members")
 st.caption("The members the strongest attack ranks highest, with their values; <attack>_fpr = the share of non-members "
            "scoring at least as high (the FPR at which this record would be flagged).")  # fmt: skip
 st.dataframe(audit.exposed, hide_index=True, width="stretch")
+if hasattr(outcome.inputs["train"], "images"):  # an image model: show the exposed members' images
+    shown = outcome.inputs["train"].images[audit.exposed["row"].to_numpy()[:10]]
+    st.image([im.transpose(1, 2, 0).squeeze() for im in shown], width=64,
+             caption=[f"row {r}" for r in audit.exposed["row"].to_numpy()[:10]])  # fmt: skip
 with st.expander("Per-record table (every candidate)"):
     st.dataframe(audit.records.head(2000), hide_index=True, width="stretch")
 

@@ -123,6 +123,8 @@ MAX_MODEL_MB = 200
 
 REFERENCE_MODELS = Bound("the number of reference models", 1, 64)
 """Reference models of the model audit (audit_core.model): RMIA's gain is mostly in the first one."""
+REFERENCE_EPOCHS = Bound("the number of reference-model epochs", 1, 200)
+"""Training epochs of an image model's reference models in the model audit (audit_core.model.images)."""
 
 DP_EPSILON = Bound("the claimed epsilon", 0.01, 100, integer=False)
 """The epsilon of a DP claim checked by the DP claim check (audit_core.dp); it must be positive."""

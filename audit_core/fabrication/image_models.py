@@ -23,6 +23,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import torch
@@ -30,6 +31,7 @@ from torch import nn
 
 from audit_core.common import limits
 from audit_core.common.errors import InputError
+from audit_core.common.model_files import sniff_model_format
 from audit_core.common.runtime import ProgressFn, as_progress, pick_device
 from audit_core.fabrication.choices import ARCHITECTURES, BUNDLED_DATASETS
 
@@ -289,7 +291,7 @@ _NPZ_KEYS = ("images", "labels", "is_member")
 _NPY_MAGIC = b"\x93NUMPY"
 
 
-def _npy_header(stream: io.IOBase, key: str) -> tuple[tuple[int, ...], np.dtype]:
+def _npy_header(stream: io.IOBase | IO[bytes], key: str) -> tuple[tuple[int, ...], np.dtype]:
     """Shape and dtype declared by one .npy member, read from its header alone."""
     try:
         version = np.lib.format.read_magic(stream)
@@ -362,9 +364,8 @@ def _load_npz_arrays(source: str | Path | bytes | io.IOBase, keys: Sequence[str]
             names = set(archive.namelist())
             missing = [k for k in keys if f"{k}.npy" not in names]
             if missing:
-                raise InputError(
-                    f"The .npz file lacks the array(s) {', '.join(missing)}; it needs 'images', 'labels' and 'is_member'."
-                )
+                needs = ", ".join(repr(k) for k in keys[:-1]) + f" and {keys[-1]!r}"
+                raise InputError(f"The .npz file lacks the array(s) {', '.join(missing)}; it needs {needs}.")
             for key in keys:
                 info = archive.getinfo(f"{key}.npy")
                 try:
@@ -403,6 +404,18 @@ def load_npz(
         raise InputError(f"The member mask has {mask.size} entries for {labels.size} images; give one per image.")
     role = split_roles(mask, reference_fraction=reference_fraction, seed=seed)
     return ImageData(images=images, labels=labels, role=role, n_classes=k, name=name)
+
+
+def load_npz_images(
+    source: str | Path | bytes | io.IOBase, *, n_classes: int | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Images and labels without a member mask (keys ``images`` and ``labels``), checked as :func:`load_npz` checks them.
+
+    Returns ``(images NCHW float32, labels, n_classes)`` (:func:`validate_images`); the model audit's members and
+    population come as two such files (their membership is which file they are in).
+    """
+    arrays = _load_npz_arrays(source, keys=("images", "labels"))
+    return validate_images(arrays["images"], arrays["labels"], n_classes=n_classes)
 
 
 def load_png_folder(
@@ -575,26 +588,6 @@ def _read_model_bytes(source: str | Path | bytes) -> bytes:
     if len(data) > limit:
         raise InputError(f"The model file is larger than the {limits.MAX_MODEL_MB} MB limit.")
     return data
-
-
-def sniff_model_format(data: bytes) -> str:
-    """The format of a model file from its real header: ``safetensors``, ``torch_zip``, ``pickle`` or ``unknown``.
-
-    safetensors starts with an 8-byte little-endian header length N followed by N bytes
-    of JSON (``{...}``); its first byte is N's lowest byte and can be anything, 0x80
-    included, so the JSON is what identifies it. ``torch.save`` writes a zip (``PK``),
-    older versions and plain pickles start with the PROTO opcode ``0x80`` and a
-    protocol number 2..5.
-    """
-    if len(data) >= 10:
-        n = int.from_bytes(data[:8], "little")
-        if 2 <= n <= len(data) - 8 and data[8:9] == b"{" and data[8 : 8 + n].rstrip(b" ").endswith(b"}"):
-            return "safetensors"
-    if data[:4] == b"PK\x03\x04":
-        return "torch_zip"
-    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
-        return "pickle"
-    return "unknown"
 
 
 def load_safetensors_model(

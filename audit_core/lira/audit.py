@@ -272,6 +272,25 @@ def loo_stats(scores: np.ndarray, keep: np.ndarray) -> _Stats:
     return _Stats(mu_in=mu_in + c, sd_in=sd_in, mu_out=mu_out + c, sd_out=sd_out, n_out=no)
 
 
+def gaussian_llr(scores: np.ndarray, mu_in, sd_in, mu_out, sd_out) -> np.ndarray:
+    """Online LiRA's statistic: ``log N(s; mu_in, sd_in) - log N(s; mu_out, sd_out)`` (Carlini et al. 2022)."""
+    return stats.norm.logpdf(scores, mu_in, sd_in) - stats.norm.logpdf(scores, mu_out, sd_out)
+
+
+def pooled_sd(fits: dict[str, np.ndarray]) -> float:
+    """One within-record sigma for both sides: the root mean of every record's in- and out-variance (NaN ignored).
+
+    ``fits`` holds per-record ``sd_in`` and ``sd_out`` (:func:`record_fits`); NaN when no record has two scores on a side.
+    """
+    return float(np.sqrt(np.nanmean(np.r_[fits["sd_in"] ** 2, fits["sd_out"] ** 2]))) + 1e-12
+
+
+def fixed_variance_llr(scores: np.ndarray, mu_in, mu_out, sd: float) -> np.ndarray:
+    """Online LiRA with one fixed variance: ``log N(s; mu_in, sd) - log N(s; mu_out, sd)``, which is
+    ``(mu_in - mu_out)(s - (mu_in + mu_out) / 2) / sd^2`` (the reference implementation's ``fix_variance``)."""
+    return (mu_in - mu_out) * (scores - (mu_in + mu_out) / 2) / sd**2
+
+
 def _sign(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1.0, -1.0)
 
@@ -437,7 +456,7 @@ def _extrapolated_record_tpr(
     """
     M = scores.shape[0]
     pairs = M // 2
-    info = {"method": "none", "n_models_half": None, "n_halves": 0, "tpr_m": None, "tpr_half": None}
+    info: dict[str, Any] = {"method": "none", "n_models_half": None, "n_halves": 0, "tpr_m": None, "tpr_half": None}
     if M < EXTRAPOLATION_MIN_MODELS:
         return per_record, info
     m_half = 2 * (pairs // 2)
@@ -784,7 +803,7 @@ def _add_variants(
     st, fits, z = core["stats"], core["fits"], core["z"]
     n_in, n_out = core["n_in"], core["n_out"]
 
-    online = stats.norm.logpdf(scores, st.mu_in, st.sd_in) - stats.norm.logpdf(scores, st.mu_out, st.sd_out)
+    online = gaussian_llr(scores, st.mu_in, st.sd_in, st.mu_out, st.sd_out)
     on = tpr_at_fpr(online.ravel(), K.ravel(), fpr)
     flags_on = online >= on.threshold
     tpr["naive_online"] = on.tpr
@@ -793,8 +812,7 @@ def _add_variants(
     # Online LiRA with one fixed variance (the reference implementation's fix_variance): the per-record
     # leave-one-out means, one pooled within-record sigma for both sides; the log-likelihood ratio is then
     # (mu_in - mu_out)(s - (mu_in + mu_out) / 2) / sigma^2, thresholded globally like the online rule.
-    sd_pool = float(np.sqrt(np.nanmean(np.r_[fits["sd_in"] ** 2, fits["sd_out"] ** 2]))) + 1e-12
-    online_fixed = (st.mu_in - st.mu_out) * (scores - (st.mu_in + st.mu_out) / 2) / sd_pool**2
+    online_fixed = fixed_variance_llr(scores, st.mu_in, st.mu_out, pooled_sd(fits))
     fv = tpr_at_fpr(online_fixed.ravel(), K.ravel(), fpr)
     tpr["online_fixed_variance"] = fv.tpr
     per_fpr["online_fixed_variance"] = ((online_fixed >= fv.threshold) & OUT).sum(0) / n_out

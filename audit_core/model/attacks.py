@@ -18,6 +18,16 @@ OUT of every reference model (:mod:`audit_core.model.reference` explains the boo
   the default below 64 reference models, their Fig. 9): ``(phi(x) - mean_k phi_k(x)) / sigma``
   with ``phi = log(p / (1 - p))`` and ``sigma`` the OUT scores' spread pooled over all
   records (1 with a single reference model, which leaves the ranking unchanged).
+- :func:`lira_online_scores`: LiRA online (Carlini et al. 2022): reference models trained with
+  and without each candidate (:func:`audit_core.model.design.online_design`), a Gaussian fitted
+  to ``phi`` over the models holding the candidate (IN) and over the others (OUT), and the
+  log-likelihood ratio ``log N(phi(x); mu_in, sd_in) - log N(phi(x); mu_out, sd_out)`` of the
+  target's ``phi(x)``. ``variance="global"``: one pooled within-record sigma for both sides
+  (the default below 64 reference models, their Fig. 9); ``"per_sample"``: each candidate's own
+  IN and OUT spreads. The fits and the ratio are the LiRA page's
+  (:func:`audit_core.lira.audit.record_fits`, :func:`~audit_core.lira.audit.pooled_sd`,
+  :func:`~audit_core.lira.audit.fixed_variance_llr`, :func:`~audit_core.lira.audit.gaussian_llr`);
+  the target is not one of the reference models, so nothing is left out of the fits.
 """
 
 from __future__ import annotations
@@ -31,9 +41,16 @@ RMIA_A = 0.3
 RMIA_GAMMA = 1.0
 """RMIA's threshold on the pairwise likelihood ratio."""
 
-ATTACKS = ("loss", "rmia", "lira_offline")
-REFERENCE_ATTACKS = ("rmia", "lira_offline")
+ATTACKS = ("loss", "rmia", "lira_offline", "lira_online")
+DEFAULT_ATTACKS = ("loss", "rmia", "lira_offline")
+"""The attacks run when none are named: LiRA online trains K more reference models, so it is asked for by name."""
+REFERENCE_ATTACKS = ("rmia", "lira_offline", "lira_online")
 """The attacks that rest on the reference models (the fidelity check speaks for them)."""
+OFFLINE_ATTACKS = ("rmia", "lira_offline")
+"""The attacks whose reference models never saw a candidate (:func:`audit_core.model.design.offline_design`)."""
+VARIANCES = ("auto", "global", "per_sample")
+PER_SAMPLE_FROM = 64
+"""``variance="auto"`` fits per-sample variances from this many reference models on (LiRA paper, Fig. 9)."""
 
 
 def _clip(p: np.ndarray) -> np.ndarray:
@@ -85,3 +102,41 @@ def lira_offline_scores(p_target: np.ndarray, p_ref: np.ndarray) -> tuple[np.nda
     sigma = float(np.sqrt(((phi_ref - mu) ** 2).sum() / (phi_ref.size - phi_ref.shape[1]))) if k > 1 else 1.0
     sigma = max(sigma, 1e-6)
     return (_logit(p_target) - mu) / sigma, sigma
+
+
+def lira_variance(variance: str, n_models: int) -> str:
+    """``"auto"`` -> ``"global"`` below :data:`PER_SAMPLE_FROM` reference models, ``"per_sample"`` from there on."""
+    if variance == "auto":
+        return "per_sample" if n_models >= PER_SAMPLE_FROM else "global"
+    return variance
+
+
+def lira_online_scores(p_target: np.ndarray, p_ref: np.ndarray, keep: np.ndarray, *, variance: str) -> tuple[np.ndarray, dict]:
+    """LiRA online (module docstring): the log-likelihood ratio per candidate, and what was fitted.
+
+    Parameters
+    ----------
+    p_target : ndarray (n,)
+        ``Pr(y_x | x, theta)`` under the audited model.
+    p_ref : ndarray (K, n)
+        The same under each online reference model.
+    keep : ndarray of bool (K, n)
+        Which candidates each reference model was trained on.
+    variance : {"global", "per_sample"}
+
+    Returns
+    -------
+    scores, info
+        ``info``: ``variance``, ``sigma`` (the pooled one; null per sample), the fewest IN and OUT models of a candidate.
+    """
+    from audit_core.lira.audit import fixed_variance_llr, gaussian_llr, pooled_sd, record_fits
+
+    phi, phi_ref = _logit(p_target), _logit(p_ref)
+    fits = record_fits(phi_ref, keep)
+    info: dict = {"variance": variance, "min_in": int(keep.sum(0).min()), "min_out": int((~keep).sum(0).min())}
+    if variance == "per_sample":
+        info["sigma"] = None
+        return gaussian_llr(phi, fits["mu_in"], fits["sd_in"], fits["mu_out"], fits["sd_out"]), info
+    sigma = pooled_sd(fits) if np.isfinite(fits["sd_in"]).any() or np.isfinite(fits["sd_out"]).any() else 1.0
+    info["sigma"] = sigma  # 1 when no candidate has two scores on a side (K = 2): the ranking does not depend on it
+    return fixed_variance_llr(phi, fits["mu_in"], fits["mu_out"], sigma), info

@@ -1,27 +1,33 @@
 """Audit an uploaded model: per-record membership risk from LOSS, RMIA and LiRA, after a fidelity check.
 
-The steward gives the trained model (ONNX or skops, :mod:`audit_core.model.loading`), the
-members (its training table, with the label column) and a population table from the same
-distribution that was not used for training. Then:
+The steward gives the trained model, the members (its training records, with their labels) and a
+population from the same distribution that was not used for training, as either kind:
 
-1. both tables are typed and validated as on the synthetic page
-   (:func:`audit_core.common.tables.align_tables`); the model gets the feature columns in
-   table order (the input contract of :mod:`audit_core.model.loading`);
-2. the population is split in half at random (seeded): candidate non-members, and the pool the
-   reference models are trained on (:mod:`audit_core.model.reference`: no reference model sees
-   a candidate);
-3. every attack scores every candidate (:mod:`audit_core.model.attacks`), and each is evaluated
+- a table model (ONNX or skops, :mod:`audit_core.model.loading`) with a training table and a
+  population table: both are typed and validated as on the synthetic page
+  (:func:`audit_core.common.tables.align_tables`); the model gets the feature columns in table
+  order; the reference models are of a scikit-learn family the steward picks;
+- an image model (safetensors weights of the fabrication architectures,
+  :mod:`audit_core.model.images`) with members and population as ``.npz`` images: the
+  reference models are of the uploaded architecture.
+
+Then, for either kind (:func:`_audit_case`):
+
+1. the population is split in half at random (seeded): candidate non-members, and the pool the
+   reference models are trained on (:mod:`audit_core.model.design`: no offline reference model
+   sees a candidate; each online one holds about half of them);
+2. every attack scores every candidate (:mod:`audit_core.model.attacks`), and each is evaluated
    as every audit in this tool evaluates attacks: ROC and AUC, the TPR at 0.1 / 1 / 10 % FPR with
    its interval (:func:`audit_core.common.roc.tpr_at_fpr`), the epsilon lower bound
    (:mod:`audit_core.common.privacy_bound`);
-4. the fidelity check compares the target's and the reference models' train and test accuracy:
+3. the fidelity check compares the target's and the reference models' train and test accuracy:
    reference models that do not behave like the target make the RMIA / LiRA numbers
    untrustworthy (they then understate the risk); LOSS needs no reference model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,14 +41,21 @@ from audit_core.common.runtime import ProgressFn, sub_progress
 from audit_core.common.tables import align_tables, columns_sentence, infer_column_types
 from audit_core.model.attacks import (
     ATTACKS,
+    DEFAULT_ATTACKS,
+    OFFLINE_ATTACKS,
     REFERENCE_ATTACKS,
     RMIA_A,
+    VARIANCES,
     lira_offline_scores,
+    lira_online_scores,
+    lira_variance,
     loss_scores,
     rmia_scores,
 )
-from audit_core.model.loading import label_text, load_model
-from audit_core.model.reference import PROB_FLOOR, train_reference
+from audit_core.model.design import Design, offline_design, online_design
+from audit_core.model.images import ImageSet
+from audit_core.model.loading import is_safetensors, label_text, load_model
+from audit_core.model.reference import PROB_FLOOR, ReferenceModels, train_reference
 from audit_core.scores.audit import AttackCheck
 
 FIDELITY_MARGIN = 0.10
@@ -50,34 +63,52 @@ FIDELITY_MARGIN = 0.10
 MIN_MEMBERS = 10
 MIN_POPULATION = 20
 EXPOSED_ROWS = 20
+REFERENCE_EPOCHS = 30
+"""Epochs of an image model's reference models (``--reference-epochs``)."""
 
 
 @dataclass(frozen=True)
 class Fidelity:
-    """The target's and the reference models' (mean) train and test accuracy and loss, and whether they agree."""
+    """The target's and the reference models' (mean) train and test accuracy and loss, and whether they agree.
+
+    ``reference`` are the offline reference models (the online ones when only LiRA online ran);
+    ``online`` the online ones when both kinds were trained.
+    """
 
     target: dict[str, float]
     reference: dict[str, float]
     margin: float
     ok: bool
+    online: dict[str, float] | None = None
 
     def gaps(self) -> dict[str, float]:
         return {k: self.reference[k] - self.target[k] for k in ("train_accuracy", "test_accuracy")}
 
     def to_json(self) -> dict[str, Any]:
-        """``{target: {...}, reference: {...}, margin, ok}``."""
-        return {"target": self.target, "reference": self.reference, "margin": self.margin, "ok": self.ok}
+        """``{target: {...}, reference: {...}, margin, ok}`` (and ``reference_online`` when online models ran too)."""
+        out = {"target": self.target, "reference": self.reference, "margin": self.margin, "ok": self.ok}
+        return out if self.online is None else {**out, "reference_online": self.online}
 
     def sentence(self) -> str:
         t, r = self.target, self.reference
         both = (f"target train / test accuracy {t['train_accuracy']:.3f} / {t['test_accuracy']:.3f}, reference models "
                 f"{r['train_accuracy']:.3f} / {r['test_accuracy']:.3f}")  # fmt: skip
+        if self.online is not None:
+            both += f", online reference models {self.online['train_accuracy']:.3f} / {self.online['test_accuracy']:.3f}"
         if self.ok:
             return f"The reference models behave like the target ({both}, within {self.margin:g})."
         return (
             f"The reference models do not mimic the target ({both}, a gap above {self.margin:g}), so the RMIA and LiRA "
             "numbers are not trustworthy and likely understate the risk; the LOSS attack needs no reference model and stands."
         )
+
+
+def _fidelity(target: dict[str, float], refs: dict[str, ReferenceModels], non_member: np.ndarray) -> Fidelity:
+    sides = {kind: r.fidelity(non_member) for kind, r in refs.items()}
+    ok = all(abs(side[k] - target[k]) <= FIDELITY_MARGIN for side in sides.values() for k in ("train_accuracy", "test_accuracy"))
+    reference = sides.get("offline", sides.get("online"))
+    online = sides["online"] if len(sides) == 2 else None
+    return Fidelity(target=target, reference=reference, margin=FIDELITY_MARGIN, ok=bool(ok), online=online)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -116,6 +147,29 @@ class ModelAudit:
             "settings": self.settings,
             "warnings": list(self.warnings),
         }
+
+
+@dataclass(frozen=True)
+class _Case:
+    """What the attacks need, whatever the kind of model: the target's probabilities and a reference trainer.
+
+    Records are the members (``y_m``, ``prob_m``), then the population (``y_p``, ``prob_p``).
+    ``train(candidates, design, progress)`` trains one reference model per row set of ``design``;
+    ``values(rows)`` are the members' values at ``rows`` for the exposed-records table.
+    """
+
+    prob_m: np.ndarray
+    prob_p: np.ndarray
+    y_m: np.ndarray
+    y_p: np.ndarray
+    classes: list[str]
+    model: dict[str, Any]
+    family: str
+    train: Callable[[np.ndarray, Design, ProgressFn], ReferenceModels]
+    values: Callable[[np.ndarray], pd.DataFrame]
+    duplicated: np.ndarray
+    warnings: tuple[str, ...] = ()
+    reference_extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _labels(train: pd.Series, population: pd.Series, *, target: str) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -157,6 +211,56 @@ def _reference_design(features: pd.DataFrame) -> np.ndarray:
     return prepare_design(labelled, target=dummy, min_rows=2).X
 
 
+def _table_case(model_bytes: bytes, train: pd.DataFrame, population: pd.DataFrame, *, target: str | None, family: str,
+                trusted: Sequence[str], names: tuple[str, str, str]) -> _Case:  # fmt: skip
+    """The case of a table model (ONNX / skops) on a training table and a population table."""
+    model_name, train_name, pop_name = names
+    if target is None:
+        raise InputError("--target (Label column) is required: the label column of the members' and the population's tables.")
+    x_m, x_p, warnings = _features(train, population, target=target, names=(train_name, pop_name))
+    classes, y_m, y_p = _labels(train[target].reset_index(drop=True), population[target].reset_index(drop=True),
+                                target=target)  # fmt: skip
+    model = load_model(model_bytes, model_name, trusted=trusted)
+    prob = model.predict_proba(pd.concat([x_m, x_p], ignore_index=True), classes=classes)
+    X = _reference_design(pd.concat([x_m, x_p], ignore_index=True))
+    y = np.r_[y_m, y_p]
+    dup = pd.concat([x_m.assign(__y=y_m), x_p.assign(__y=y_p)], ignore_index=True).duplicated(keep=False).to_numpy()
+    features = train.drop(columns=[target])
+    return _Case(
+        prob_m=prob[: len(x_m)], prob_p=prob[len(x_m) :], y_m=y_m, y_p=y_p, classes=classes,
+        model={"file": model_name, "format": model.format, "description": model.description, "sha256": model.sha256,
+               "classes": classes},
+        family=family,
+        train=lambda cand, design, progress: train_reference(X, y, cand, design, n_classes=len(classes), family=family,
+                                                             progress=progress),
+        values=lambda rows: features.iloc[rows].reset_index(drop=True),
+        duplicated=dup, warnings=tuple(warnings),
+    )  # fmt: skip
+
+
+def _image_case(model_bytes: bytes, train: ImageSet, population: ImageSet, *, epochs: int, model_name: str) -> _Case:
+    """The case of an image model (safetensors) on member and population images (:mod:`audit_core.model.images`)."""
+    from audit_core.model.images import check_images, duplicated, load_image_model, probabilities, train_image_reference
+
+    model = load_image_model(model_bytes, model_name)
+    check_images(model, train, population)
+    images = np.concatenate([train.images, population.images])
+    labels = np.r_[train.labels, population.labels]
+    prob = probabilities(model.module, images)
+    classes = [str(i) for i in range(model.n_classes)]
+    return _Case(
+        prob_m=prob[: len(train)], prob_p=prob[len(train) :], y_m=train.labels, y_p=population.labels, classes=classes,
+        model={"file": model_name, "format": "safetensors", "description": model.description(), "sha256": model.sha256,
+               "classes": classes, "architecture": model.architecture},
+        family=model.architecture,
+        train=lambda cand, design, progress: train_image_reference(images, labels, cand, design, model=model,
+                                                                   epochs=epochs, progress=progress),
+        values=lambda rows: pd.DataFrame({"image": [f"{train.name}[{int(r)}]" for r in rows]}),
+        duplicated=duplicated(images, labels),
+        reference_extra={"epochs": epochs, "device": str(next(model.module.parameters()).device.type)},
+    )  # fmt: skip
+
+
 def _mean_log(p: np.ndarray) -> float:
     return float(-np.mean(np.log(np.clip(p, PROB_FLOOR, 1.0))))
 
@@ -176,15 +280,36 @@ def _check(scores: np.ndarray, member: np.ndarray, *, name: str, fprs: Sequence[
     )
 
 
+def _case(model_bytes: bytes, train: Any, population: Any, *, target: str | None, family: str, trusted: Sequence[str],
+          epochs: int, names: tuple[str, str, str]) -> _Case:  # fmt: skip
+    """The table or the image case, after refusing a model with the other kind of records (one sentence)."""
+    images = [isinstance(x, ImageSet) for x in (train, population)]
+    model_name = names[0]
+    if is_safetensors(model_bytes):
+        if not all(images):
+            raise InputError(f"Model '{model_name}' is a safetensors image model (small_cnn or resnet18): give the "
+                             "members and the population as .npz images (arrays 'images' and 'labels'), not tables.")  # fmt: skip
+        if target is not None:
+            raise InputError("--target names the label column of a table; the .npz images carry their labels in "
+                             "'labels', so leave --target out.")  # fmt: skip
+        return _image_case(model_bytes, train, population, epochs=epochs, model_name=model_name)
+    if any(images):
+        raise InputError(f"Model '{model_name}' is a table model (ONNX or skops): give the members and the population as "
+                         "CSV or Parquet tables; .npz images go with a .safetensors image model.")  # fmt: skip
+    return _table_case(model_bytes, train, population, target=target, family=family, trusted=trusted, names=names)
+
+
 def audit_model(
     model_bytes: bytes,
-    train: pd.DataFrame,
-    population: pd.DataFrame,
+    train: pd.DataFrame | ImageSet,
+    population: pd.DataFrame | ImageSet,
     *,
-    target: str,
-    attacks: Sequence[str] = ATTACKS,
+    target: str | None = None,
+    attacks: Sequence[str] = DEFAULT_ATTACKS,
     n_reference: int = 4,
     family: str = "logistic",
+    variance: str = "auto",
+    epochs: int = REFERENCE_EPOCHS,
     trusted: Sequence[str] = (),
     seed: int = 0,
     delta: float = DEFAULT_DELTA,
@@ -196,17 +321,22 @@ def audit_model(
     Parameters
     ----------
     model_bytes : bytes
-        The model file (ONNX or skops; never a pickle).
-    train, population : pandas.DataFrame
-        The members (the model's training table) and records from the same distribution it was not trained on.
+        The model file (ONNX, skops or safetensors; never a pickle).
+    train, population : pandas.DataFrame or ImageSet
+        The members (the model's training records) and records from the same distribution it was not trained on:
+        tables for an ONNX / skops model, images (:func:`audit_core.model.images.read_images`) for a safetensors one.
     target : str
-        The label column (in both tables).
+        The label column (in both tables); None for images.
     attacks : sequence of str
         Among :data:`audit_core.model.attacks.ATTACKS`.
     n_reference : int
-        Reference models K (RMIA, LiRA offline).
+        Reference models K (of each kind: offline for RMIA / LiRA offline, online for LiRA online).
     family : {"logistic", "mlp", "gbdt"}
-        The reference models' family.
+        The reference models' family (tables; an image model's reference models are of its architecture).
+    variance : {"auto", "global", "per_sample"}
+        LiRA online's variance (``auto``: global below 64 reference models).
+    epochs : int
+        Training epochs of an image model's reference models.
     trusted : sequence of str
         skops types trusted beyond skops' defaults.
     names : (model, train, population) file names, for messages and the report.
@@ -215,121 +345,177 @@ def audit_model(
     unknown = [a for a in attacks if a not in ATTACKS]
     if unknown or not attacks:
         raise InputError(f"Attacks must be among {', '.join(ATTACKS)}; got {', '.join(unknown) or 'none'}.")
+    if variance not in VARIANCES:
+        raise InputError(f"The LiRA variance must be one of {', '.join(VARIANCES)}; got {variance!r}.")
     if len(train) < MIN_MEMBERS or len(population) < MIN_POPULATION:
         raise InputError(
             f"The audit needs at least {MIN_MEMBERS} members and {MIN_POPULATION} population records (half of them are "
             f"candidate non-members, half train the reference models); got {len(train):,} and {len(population):,}."
         )
-    model_name, train_name, pop_name = names
-    x_m, x_p, warnings = _features(train, population, target=target, names=(train_name, pop_name))
-    classes, y_m, y_p = _labels(train[target].reset_index(drop=True), population[target].reset_index(drop=True),
-                                target=target)  # fmt: skip
-    model = load_model(model_bytes, model_name, trusted=trusted)
-    prob = model.predict_proba(pd.concat([x_m, x_p], ignore_index=True), classes=classes)
-    prob_m, prob_p = prob[: len(x_m)], prob[len(x_m) :]
+    case = _case(model_bytes, train, population, target=target, family=family, trusted=trusted, epochs=epochs, names=names)
+    settings = {"target": target, "attacks": list(attacks), "reference_models": n_reference, "reference_family": family,
+                "trusted_skops_types": list(trusted), "seed": seed, "lira_variance": variance}  # fmt: skip
+    if isinstance(train, ImageSet):
+        settings["reference_epochs"] = epochs
+    return _audit_case(case, attacks=attacks, n_reference=n_reference, variance=variance, seed=seed, delta=delta,
+                       settings=settings, progress=progress)  # fmt: skip
 
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(x_p))
-    cand_p, pool = np.sort(perm[: len(x_p) // 2]), np.sort(perm[len(x_p) // 2 :])
-    n_m, n_c = len(x_m), len(cand_p)
-    member = np.r_[np.ones(n_m, dtype=bool), np.zeros(n_c, dtype=bool)]
-    y_cand = np.r_[y_m, y_p[cand_p]]
-    p_target = np.clip(np.r_[prob_m[np.arange(n_m), y_m], prob_p[cand_p, y_p[cand_p]]], PROB_FLOOR, 1.0)
 
-    X = _reference_design(pd.concat([x_m, x_p], ignore_index=True))
-    X_m, X_p = X[:n_m], X[n_m:]
-    ref = train_reference(X_p[pool], y_p[pool], np.vstack([X_m, X_p[cand_p]]), y_cand, n_models=n_reference,
-                          train_size=n_m, n_classes=len(classes), family=family, seed=seed,
-                          progress=sub_progress(progress, 0.0, 0.9))  # fmt: skip
-    z_index = np.arange(n_m, n_m + n_c)
-    fprs = DEFAULT_FPRS
+@dataclass(frozen=True)
+class _Split:
+    """The candidates (members, then the candidate half of the population) and the pool, as indices into every record."""
+
+    n_m: int
+    cand_p: np.ndarray  # population rows that are candidate non-members
+    pool: np.ndarray  # indices (members + population) of the reference pool
+    member: np.ndarray  # per candidate
+
+    @property
+    def candidates(self) -> np.ndarray:
+        return np.r_[np.arange(self.n_m), self.n_m + self.cand_p]
+
+
+def _split(n_m: int, n_p: int, seed: int) -> _Split:
+    perm = np.random.default_rng(seed).permutation(n_p)
+    cand_p, pool = np.sort(perm[: n_p // 2]), np.sort(perm[n_p // 2 :])
+    member = np.r_[np.ones(n_m, dtype=bool), np.zeros(cand_p.size, dtype=bool)]
+    return _Split(n_m=n_m, cand_p=cand_p, pool=n_m + pool, member=member)
+
+
+def _train_references(case: _Case, split: _Split, attacks: tuple[str, ...], *, n_reference: int, variance: str, seed: int,
+                      progress: ProgressFn | None) -> dict[str, ReferenceModels]:  # fmt: skip
+    """The offline reference models (RMIA, LiRA offline, and the fidelity check of LOSS alone) and the online ones."""
+    online = "lira_online" in attacks
+    offline = any(a in OFFLINE_ATTACKS for a in attacks) or not online
+    share = 0.45 if online and offline else 0.9
+    cand, n_m = split.candidates, split.n_m
+    refs = {}
+    if offline:
+        design = offline_design(split.pool, cand.size, n_models=n_reference, train_size=n_m, seed=seed)
+        refs["offline"] = case.train(cand, design, sub_progress(progress, 0.0, share))
+    if online:
+        min_in = 2 if lira_variance(variance, n_reference) == "per_sample" else 1
+        design = online_design(cand, split.pool, n_models=n_reference, train_size=n_m, seed=seed, min_in=min_in)
+        refs["online"] = case.train(cand, design, sub_progress(progress, 0.9 - share, 0.9))
+    return refs
+
+
+def _scores(attacks: tuple[str, ...], p_target: np.ndarray, refs: dict[str, ReferenceModels], z_index: np.ndarray, *,
+            variance: str, n_reference: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:  # fmt: skip
     scores: dict[str, np.ndarray] = {}
     extra: dict[str, Any] = {}
     for name in attacks:
         if name == "loss":
             scores[name] = loss_scores(p_target)
         elif name == "rmia":
-            scores[name] = rmia_scores(p_target, ref.p_true, z_index)
+            scores[name] = rmia_scores(p_target, refs["offline"].p_true, z_index)
         elif name == "lira_offline":
-            scores[name], extra["lira_sigma"] = lira_offline_scores(p_target, ref.p_true)
-    checks = {n: _check(s, member, name=n, fprs=fprs, delta=delta, seed=seed) for n, s in scores.items()}
+            scores[name], extra["lira_sigma"] = lira_offline_scores(p_target, refs["offline"].p_true)
+        elif name == "lira_online":
+            on = refs["online"]
+            scores[name], info = lira_online_scores(p_target, on.p_true, on.keep,
+                                                    variance=lira_variance(variance, n_reference))  # fmt: skip
+            extra["online"] = {"models": n_reference, "train_size": on.train_size, "in_models_min": info["min_in"],
+                               "in_models_max": int(on.keep.sum(0).max()), "out_models_min": info["min_out"],
+                               "variance": info["variance"], "sigma": info["sigma"]}  # fmt: skip
+    return scores, extra
 
-    rmia_by_k: dict[str, dict[str, Any]] = {}
-    if "rmia" in attacks:
-        for k in (1, 2, 4, 8, 16, 32, 64):
-            if k <= n_reference:
-                s = rmia_scores(p_target, ref.p_true[:k], z_index)
-                at = tpr_at_fpr(s, member, 0.01).to_json()
-                rmia_by_k[str(k)] = {"auc": roc_curve(s, member).auc, "tpr_at_fpr": {"0.01": at}}
 
-    nonmem = ~member
-    t_fid = {
-        "train_accuracy": float(np.mean(prob_m.argmax(1) == y_m)),
-        "test_accuracy": float(np.mean(prob_p[cand_p].argmax(1) == y_p[cand_p])),
-        "train_loss": _mean_log(prob_m[np.arange(n_m), y_m]),
-        "test_loss": _mean_log(prob_p[cand_p, y_p[cand_p]]),
-    }
-    r_fid = {
-        "train_accuracy": float(ref.train_accuracy.mean()),
-        "test_accuracy": float(ref.correct[:, nonmem].mean()),
-        "train_loss": float(ref.train_loss.mean()),
-        "test_loss": _mean_log(ref.p_true[:, nonmem]),
-    }
-    ok = all(abs(r_fid[k] - t_fid[k]) <= FIDELITY_MARGIN for k in ("train_accuracy", "test_accuracy"))
-    fidelity = Fidelity(target=t_fid, reference=r_fid, margin=FIDELITY_MARGIN, ok=bool(ok))
+def _rmia_by_k(p_target: np.ndarray, refs: dict[str, ReferenceModels], member: np.ndarray, z_index: np.ndarray,
+               n_reference: int) -> dict[str, dict[str, Any]]:  # fmt: skip
+    out: dict[str, dict[str, Any]] = {}
+    for k in (1, 2, 4, 8, 16, 32, 64):
+        if k <= n_reference:
+            s = rmia_scores(p_target, refs["offline"].p_true[:k], z_index)
+            out[str(k)] = {"auc": roc_curve(s, member).auc, "tpr_at_fpr": {"0.01": tpr_at_fpr(s, member, 0.01).to_json()}}
+    return out
 
-    warnings = list(warnings)
-    if ref.train_size < n_m:
+
+def _warnings(case: _Case, refs: dict[str, ReferenceModels], split: _Split) -> list[str]:
+    n_m = split.n_m
+    warnings = list(case.warnings)
+    if "offline" in refs and refs["offline"].train_size < n_m:
         warnings.append(
-            f"The reference models were trained on {ref.train_size:,} records each (half of the reference pool, which is "
-            f"half the population), fewer than the target's {n_m:,}; a population table of at least four times the "
-            "members makes them closer to the target."
+            f"The reference models were trained on {refs['offline'].train_size:,} records each (half of the reference "
+            f"pool, which is half the population), fewer than the target's {n_m:,}; a population table of at least four "
+            "times the members makes them closer to the target."
         )
-    dup = pd.concat([x_m.assign(__y=y_m), x_p.assign(__y=y_p)], ignore_index=True).duplicated(keep=False).to_numpy()
+    if "online" in refs and refs["online"].train_size < n_m:
+        warnings.append(
+            f"The online reference models were trained on {refs['online'].train_size:,} records each (half of the "
+            f"candidates and all of the pool), fewer than the target's {n_m:,}; a larger population table fixes it."
+        )
+    dup = case.duplicated
     n_dup = int(dup[:n_m].sum())
     if n_dup and dup[n_m:].any():
         warnings.append(
             f"{n_dup:,} member record(s) also appear, identical, in the population table (or in the members twice); a "
             "record in both is counted as a member and as a non-member, which blurs every attack."
         )
+    return warnings
 
-    table_rows = np.r_[np.arange(n_m), cand_p]
+
+def _records(case: _Case, split: _Split, p_target: np.ndarray, scores: dict[str, np.ndarray],
+             checks: dict[str, AttackCheck]) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The per-candidate table (best attack first) and the most exposed members with their values."""
+    member, y_cand = split.member, np.r_[case.y_m, case.y_p[split.cand_p]]
     records = pd.DataFrame({
         "table": np.where(member, "train", "population"),
-        "row": table_rows,
+        "row": np.r_[np.arange(split.n_m), split.cand_p],
         "is_member": member,
-        "label": [classes[i] for i in y_cand],
+        "label": [case.classes[i] for i in y_cand],
         "p_target": p_target,
     })  # fmt: skip
     for name, s in scores.items():
         records[f"{name}_score"] = s
-        records[f"{name}_fpr"] = _share_at_least(s, s[nonmem])
+        records[f"{name}_fpr"] = _share_at_least(s, s[~member])
     best = max(checks.values(), key=lambda a: (a.tpr_at_fpr["0.01"].ci_low, a.auc)).name
-    order = np.argsort(-scores[best], kind="mergesort")
-    records = records.iloc[order].reset_index(drop=True)
+    records = records.iloc[np.argsort(-scores[best], kind="mergesort")].reset_index(drop=True)
     top = records[records["is_member"]].head(EXPOSED_ROWS)
-    exposed = pd.concat(
-        [top[["row", f"{best}_score", f"{best}_fpr", "label"]].reset_index(drop=True),
-         train.drop(columns=[target]).iloc[top["row"].to_numpy()].reset_index(drop=True)],
-        axis=1,
-    )  # fmt: skip
+    exposed = pd.concat([top[["row", f"{best}_score", f"{best}_fpr", "label"]].reset_index(drop=True),
+                         case.values(top["row"].to_numpy())], axis=1)  # fmt: skip
+    return records, exposed
+
+
+def _target_fidelity(case: _Case, split: _Split) -> dict[str, float]:
+    y_c = case.y_p[split.cand_p]
+    prob_c = case.prob_p[split.cand_p]
+    return {
+        "train_accuracy": float(np.mean(case.prob_m.argmax(1) == case.y_m)),
+        "test_accuracy": float(np.mean(prob_c.argmax(1) == y_c)),
+        "train_loss": _mean_log(case.prob_m[np.arange(split.n_m), case.y_m]),
+        "test_loss": _mean_log(prob_c[np.arange(y_c.size), y_c]),
+    }
+
+
+def _audit_case(case: _Case, *, attacks: tuple[str, ...], n_reference: int, variance: str, seed: int, delta: float,
+                settings: dict[str, Any], progress: ProgressFn | None) -> ModelAudit:  # fmt: skip
+    n_m = case.y_m.size
+    split = _split(n_m, case.y_p.size, seed)
+    y_c = case.y_p[split.cand_p]
+    p_target = np.clip(np.r_[case.prob_m[np.arange(n_m), case.y_m], case.prob_p[split.cand_p, y_c]], PROB_FLOOR, 1.0)
+    refs = _train_references(case, split, attacks, n_reference=n_reference, variance=variance, seed=seed, progress=progress)
+    z_index = np.arange(n_m, n_m + split.cand_p.size)
+    scores, extra = _scores(attacks, p_target, refs, z_index, variance=variance, n_reference=n_reference)
+    checks = {n: _check(s, split.member, name=n, fprs=DEFAULT_FPRS, delta=delta, seed=seed) for n, s in scores.items()}
+    records, exposed = _records(case, split, p_target, scores, checks)
     return ModelAudit(
         attacks=checks,
-        fidelity=fidelity,
+        fidelity=_fidelity(_target_fidelity(case, split), refs, ~split.member),
         records=records,
         exposed=exposed,
-        model={"file": model_name, "format": model.format, "description": model.description, "sha256": model.sha256,
-               "classes": classes},
-        reference={"family": family, "models": n_reference, "train_size": ref.train_size, "pool_size": int(pool.size),
-                   "target_train_size": n_m, "rmia_a": RMIA_A, "rmia_gamma": 1.0, **extra,
+        model=case.model,
+        reference={"family": case.family, "models": n_reference,
+                   "train_size": (refs.get("offline") or refs["online"]).train_size,
+                   "pool_size": int(split.pool.size), "target_train_size": n_m, "rmia_a": RMIA_A, "rmia_gamma": 1.0,
+                   **extra, **case.reference_extra,
                    "attacks_using_them": [a for a in attacks if a in REFERENCE_ATTACKS]},
-        rmia_by_k=rmia_by_k,
+        rmia_by_k=_rmia_by_k(p_target, refs, split.member, z_index, n_reference) if "rmia" in attacks else {},
         n_members=n_m,
-        n_non_members=n_c,
-        fprs=tuple(fprs),
+        n_non_members=int(split.cand_p.size),
+        fprs=tuple(DEFAULT_FPRS),
         delta=delta,
         seed=seed,
-        settings={"target": target, "attacks": list(attacks), "reference_models": n_reference,
-                  "reference_family": family, "trusted_skops_types": list(trusted), "seed": seed},
-        warnings=tuple(warnings),
-    )
+        settings=settings,
+        warnings=tuple(_warnings(case, refs, split)),
+    )  # fmt: skip

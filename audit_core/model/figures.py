@@ -19,13 +19,15 @@ def log_roc(audit: ModelAudit) -> go.Figure:
 
 
 def fidelity_table(audit: ModelAudit) -> pd.DataFrame:
-    """Target vs reference models: train and test accuracy and loss side by side, and the gap."""
+    """Target vs reference models: train and test accuracy and loss side by side, and the gap (online ones too)."""
     f = audit.fidelity
     rows = []
     for key in ("train_accuracy", "test_accuracy", "train_loss", "test_loss"):
-        rows.append({"measure": key.replace("_", " "), "target": f.target[key], "reference (mean)": f.reference[key],
-                     "gap": f.reference[key] - f.target[key],
-                     "checked": f"within ±{f.margin:g}" if "accuracy" in key else "shown only"})  # fmt: skip
+        row = {"measure": key.replace("_", " "), "target": f.target[key], "reference (mean)": f.reference[key],
+               "gap": f.reference[key] - f.target[key]}  # fmt: skip
+        if f.online is not None:
+            row |= {"online reference (mean)": f.online[key], "online gap": f.online[key] - f.target[key]}
+        rows.append(row | {"checked": f"within ±{f.margin:g}" if "accuracy" in key else "shown only"})
     return pd.DataFrame(rows)
 
 

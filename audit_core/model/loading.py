@@ -1,5 +1,8 @@
 """Load an uploaded model without running any code from it: ONNX (onnxruntime) or scikit-learn (skops).
 
+(The third kind, safetensors weights of the built-in image architectures, is read by
+:mod:`audit_core.model.images`; :func:`read_model_bytes` lets it through and refuses pickles alike.)
+
 The file's bytes decide its format, never its name:
 
 - a pickle (first byte 0x80 followed by a protocol number 2 to 5) is refused, whatever its suffix:
@@ -81,6 +84,13 @@ def is_pickle(data: bytes) -> bool:
     return len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5
 
 
+def is_safetensors(data: bytes) -> bool:
+    """True for a safetensors file (an image model of the fabrication architectures, :mod:`audit_core.model.images`)."""
+    from audit_core.common.model_files import sniff_model_format
+
+    return sniff_model_format(data) == "safetensors"
+
+
 def read_model_bytes(source: Any, name: str) -> bytes:
     """The raw bytes of a model file (a path on the CLI, an upload's bytes on the page); nothing is parsed.
 
@@ -112,10 +122,11 @@ def read_model_bytes(source: Any, name: str) -> bytes:
         raise too_big
     if not data:
         raise InputError(f"Model '{name}' is an empty file.")
-    if is_pickle(data):
+    if is_pickle(data) and not is_safetensors(data):  # a safetensors header length may start like a pickle
         raise InputError(
             f"Model '{name}' is a Python pickle, which can run any code when opened, so it is never loaded; "
-            "export the model to ONNX (skl2onnx, torch.onnx) or save it with skops."
+            "export the model to ONNX (skl2onnx, torch.onnx), save it with skops, or save an image model's weights "
+            "with safetensors."
         )
     return data
 

@@ -1,21 +1,24 @@
-"""Reference models: trained here, on population records only, of a family the steward picks to resemble the target.
+"""Reference models: trained here, of a family the steward picks to resemble the target.
 
-Who is trained on what (the bookkeeping every reference-based number rests on):
+Who is trained on what (the bookkeeping every reference-based number rests on) is
+:mod:`audit_core.model.design`:
 
 - the population table is split once, at random (seeded), into two disjoint halves:
   the **candidate non-members** (scored by every attack beside the members; RMIA's
   population samples ``z`` are these same records) and the **reference pool**;
-- reference model ``k`` is trained on a random sample of the reference pool of the
-  target's training size, or on a random half of the pool when the pool holds fewer than
-  twice that many (so that the models differ even for a family that trains
-  deterministically; the JSON's ``reference.train_size`` says which, and a warning too);
-- hence no reference model has seen a candidate, member or non-member: every
-  candidate is OUT of every reference model, which is what the offline attacks
-  (RMIA offline, LiRA offline) assume. A record present in both the members' and the
-  population table would break this; the audit warns when it finds exact duplicates.
+- offline (RMIA, LiRA offline): reference model ``k`` is trained on a random sample of the
+  reference pool of the target's training size, or on a random half of the pool when the
+  pool holds fewer than twice that many (so that the models differ even for a family that
+  trains deterministically; the JSON's ``reference.train_size`` says which, and a warning
+  too); no offline reference model has seen a candidate, member or non-member. A record
+  present in both the members' and the population table would break this; the audit warns
+  when it finds exact duplicates;
+- online (LiRA online): separate models, each on about half of the candidates and pool
+  records up to the target's training size, so each candidate is IN about half of them.
 
-Features for the reference models are the LiRA page's encoding
-(:func:`audit_core.lira.batched_models.prepare_design`: standardised numerics,
+This module trains the scikit-learn families on a design's rows (image models are trained by
+:mod:`audit_core.model.images`, same output). Features for the reference models are the LiRA
+page's encoding (:func:`audit_core.lira.batched_models.prepare_design`: standardised numerics,
 one-hot categoricals), computed on the feature columns only (no label enters it).
 """
 
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit_core.common.runtime import ProgressFn, as_progress, blas_threads
+from audit_core.model.design import Design
 
 FAMILIES = ("logistic", "mlp", "gbdt")
 PROB_FLOOR = 1e-7
@@ -67,11 +71,13 @@ class ReferenceModels:
     p_true : ndarray, shape (K, n_candidates)
         ``Pr(y_x | x, theta_k)``, clipped to ``[PROB_FLOOR, 1]``.
     correct : ndarray of bool, shape (K, n_candidates)
-        Whether model ``k`` predicts each candidate's label (its test accuracy on the non-members).
+        Whether model ``k`` predicts each candidate's label (its test accuracy on the candidates it did not see).
     train_accuracy, train_loss : ndarray, shape (K,)
         On each model's own training sample.
     train_size : int
         Records per reference model.
+    keep : ndarray of bool, shape (K, n_candidates)
+        Which candidates each model was trained on (:class:`audit_core.model.design.Design`; all False offline).
     """
 
     p_true: np.ndarray
@@ -80,43 +86,66 @@ class ReferenceModels:
     train_loss: np.ndarray
     train_size: int
     family: str
+    keep: np.ndarray
+
+    def fidelity(self, non_member: np.ndarray) -> dict[str, float]:
+        """Mean train / test accuracy and loss; test = the non-member candidates each model did not see."""
+        unseen = ~self.keep & non_member[None, :]
+        return {
+            "train_accuracy": float(self.train_accuracy.mean()),
+            "test_accuracy": float(self.correct[unseen].mean()),
+            "train_loss": float(self.train_loss.mean()),
+            "test_loss": float(-np.mean(np.log(np.clip(self.p_true[unseen], PROB_FLOOR, 1.0)))),
+        }
+
+
+def summarise(design: Design, family: str, per_model: list[tuple[float, float, np.ndarray, np.ndarray]]) -> ReferenceModels:
+    """:class:`ReferenceModels` from each model's ``(train accuracy, train loss, p_true, correct)`` on the candidates."""
+    return ReferenceModels(
+        p_true=np.stack([m[2] for m in per_model]),
+        correct=np.stack([m[3] for m in per_model]),
+        train_accuracy=np.array([m[0] for m in per_model]),
+        train_loss=np.array([m[1] for m in per_model]),
+        train_size=design.train_size,
+        family=family,
+        keep=design.keep,
+    )
+
+
+def score_model(p_train: np.ndarray, y_train: np.ndarray, p_cand: np.ndarray, y_cand: np.ndarray):
+    """One model's ``(train accuracy, train loss, p_true, correct)`` from its class probabilities."""
+    acc = float(np.mean(p_train.argmax(1) == y_train))
+    loss = float(-np.mean(np.log(np.clip(p_train[np.arange(len(y_train)), y_train], PROB_FLOOR, 1.0))))
+    p_true = np.clip(p_cand[np.arange(len(y_cand)), y_cand], PROB_FLOOR, 1.0)
+    return acc, loss, p_true, p_cand.argmax(1) == y_cand
 
 
 def train_reference(
-    X_pool: np.ndarray,
-    y_pool: np.ndarray,
-    X_candidates: np.ndarray,
-    y_candidates: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    candidates: np.ndarray,
+    design: Design,
     *,
-    n_models: int,
-    train_size: int,
     n_classes: int,
     family: str,
-    seed: int,
     progress: ProgressFn | None = None,
 ) -> ReferenceModels:
-    """Train ``n_models`` reference models on samples of the pool and score the candidates with each."""
+    """Train one scikit-learn model of ``family`` per row set of ``design`` and score the candidates with each.
+
+    ``X``, ``y``: every record (members, then population); ``candidates``: the indices scored.
+    """
     from sklearn.exceptions import ConvergenceWarning
 
     report = as_progress(progress)
-    rng = np.random.default_rng([seed, 7])
-    size = min(train_size, len(y_pool) // 2)
-    p_true = np.empty((n_models, len(y_candidates)))
-    correct = np.empty((n_models, len(y_candidates)), dtype=bool)
-    acc, loss = np.empty(n_models), np.empty(n_models)
-    rows = np.arange(len(y_candidates))
-    for k in range(n_models):
-        report(k / n_models, f"training reference model {k + 1} of {n_models} ({family}, {size:,} records)")
-        idx = np.sort(rng.choice(len(y_pool), size=size, replace=False))
-        model = make_model(family, seed=int(rng.integers(2**31 - 1)))
+    k_models = design.n_models
+    per_model = []
+    for k, (rows, seed) in enumerate(zip(design.rows, design.seeds, strict=True)):
+        report(k / k_models, f"training reference model {k + 1} of {k_models} ({family}, {len(rows):,} records)")
+        model = make_model(family, seed=seed)
         with warnings.catch_warnings(), blas_threads(1):
             warnings.simplefilter("ignore", ConvergenceWarning)  # a capped iteration count is part of the family
-            model.fit(X_pool[idx], y_pool[idx])
-        p_train = full_proba(model, X_pool[idx], n_classes)
-        acc[k] = float(np.mean(p_train.argmax(1) == y_pool[idx]))
-        loss[k] = float(-np.mean(np.log(np.clip(p_train[np.arange(size), y_pool[idx]], PROB_FLOOR, 1.0))))
-        p_cand = full_proba(model, X_candidates, n_classes)
-        p_true[k] = np.clip(p_cand[rows, y_candidates], PROB_FLOOR, 1.0)
-        correct[k] = p_cand.argmax(1) == y_candidates
-    report(1.0, f"trained {n_models} reference models")
-    return ReferenceModels(p_true=p_true, correct=correct, train_accuracy=acc, train_loss=loss, train_size=size, family=family)
+            model.fit(X[rows], y[rows])
+        per_model.append(score_model(full_proba(model, X[rows], n_classes), y[rows],
+                                     full_proba(model, X[candidates], n_classes), y[candidates]))  # fmt: skip
+    report(1.0, f"trained {k_models} reference models")
+    return summarise(design, family, per_model)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit_core.common.limits import REFERENCE_MODELS
-from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
-from audit_core.model.attacks import ATTACKS
+from audit_core.common.limits import REFERENCE_EPOCHS, REFERENCE_MODELS
+from audit_core.contract import Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
+from audit_core.model.attacks import ATTACKS, DEFAULT_ATTACKS, VARIANCES
+from audit_core.model.images import ImageSet, read_records
 from audit_core.model.loading import read_model_bytes
 from audit_core.model.reference import FAMILIES
 
@@ -15,15 +16,27 @@ __all__ = ["MODEL", "ModelSettings"]
 
 @dataclass(frozen=True)
 class ModelSettings(Settings):
-    target: str = knob(REQUIRED, "Label column", "The class the model predicts, in both tables; every other column is "
-                       "a feature, given to the model as it is (numbers as floats, in table order).")  # fmt: skip
-    attacks: tuple[str, ...] = knob(ATTACKS, "Attacks", "LOSS (no reference model), RMIA offline and LiRA offline "
-                                    "(global variance), all on one log-ROC.", choices=ATTACKS, min_items=1)  # fmt: skip
+    target: str | None = knob(None, "Label column", "The class the model predicts, in both tables; every other column "
+                              "is a feature, given to the model as it is (numbers as floats, in table order). Required "
+                              "for tables; left out for .npz images (their labels are in 'labels').")  # fmt: skip
+    attacks: tuple[str, ...] = knob(DEFAULT_ATTACKS, "Attacks", "LOSS (no reference model), RMIA offline and LiRA "
+                                    "offline (global variance) by default, all on one log-ROC; lira_online trains K more "
+                                    "reference models, each on about half of the candidates.", choices=ATTACKS,
+                                    min_items=1)  # fmt: skip
     reference_models: int = knob(4, "Reference models K", "Trained here on population records never scored; RMIA "
-                                 "gets most of its gain from the first one.", bound=REFERENCE_MODELS)  # fmt: skip
+                                 "gets most of its gain from the first one. LiRA online trains K more, each on about "
+                                 "half of the scored records.", bound=REFERENCE_MODELS)  # fmt: skip
     reference_family: str = knob("logistic", "Reference family", "Pick the family closest to the audited model "
-                                 "(gbdt for tree ensembles); the fidelity check shows whether it behaves alike.",
+                                 "(gbdt for tree ensembles); the fidelity check shows whether it behaves alike. An "
+                                 "image model's reference models are of its own architecture.",
                                  choices=FAMILIES)  # fmt: skip
+    lira_variance: str = knob("auto", "LiRA online variance", "global: one pooled variance for every record; "
+                              "per_sample: each record's own IN and OUT spreads (needs K >= 4); auto: global below 64 "
+                              "reference models (LiRA paper, Fig. 9).", choices=VARIANCES)  # fmt: skip
+    reference_epochs: int = knob(30, "Reference epochs (images)", "Training epochs of an image model's reference "
+                                 "models (its architecture, batch 64, AdamW); raise it when the fidelity check says they "
+                                 "fit their training images less than the target does.",
+                                 bound=REFERENCE_EPOCHS)  # fmt: skip
     trust_skops_types: tuple[str, ...] = knob((), "Trusted skops types", "Types outside skops' default trusted set "
                                               "that you trust because you made the file (e.g. sklearn.tree._tree.Tree "
                                               "for a forest); nothing else is ever loaded.")  # fmt: skip
@@ -37,8 +50,9 @@ def _run(inputs: Inputs, s: ModelSettings, ctx: Context):
     from audit_core.model.audit import audit_model
 
     return audit_model(inputs["model"], inputs["train"], inputs["population"], target=s.target, attacks=s.attacks,
-                       n_reference=s.reference_models, family=s.reference_family, trusted=s.trust_skops_types,
-                       seed=ctx.seed, names=_names(inputs), progress=ctx.progress)  # fmt: skip
+                       n_reference=s.reference_models, family=s.reference_family, variance=s.lira_variance,
+                       epochs=s.reference_epochs, trusted=s.trust_skops_types, seed=ctx.seed, names=_names(inputs),
+                       progress=ctx.progress)  # fmt: skip
 
 
 def _verdict(audit) -> str:
@@ -53,14 +67,22 @@ def _decision(audit):
     return decision(audit)
 
 
+def _described(name: str, data, role: str):
+    from audit_core.common.report import describe_input
+
+    if isinstance(data, ImageSet):
+        return describe_input(name, data.images, detail=f"{role}: {data.describe()}")
+    return describe_input(name, data, detail=role)
+
+
 def _report(outcome: Outcome):
     from audit_core.common.report import describe_input
     from audit_core.model.verdict import build_report
 
     model, train, population = _names(outcome.inputs)
     inputs = [describe_input(model, outcome.inputs["model"], detail=outcome.value.model["description"]),
-              describe_input(train, outcome.inputs["train"], detail="members"),
-              describe_input(population, outcome.inputs["population"], detail="population")]  # fmt: skip
+              _described(train, outcome.inputs["train"], "members"),
+              _described(population, outcome.inputs["population"], "population")]  # fmt: skip
     return build_report(outcome.value, inputs=inputs)
 
 
@@ -82,15 +104,20 @@ MODEL = Audit(
     title="Audit my model",
     icon="🧠",
     question="Does the model my team trained reveal which records it was trained on?",
-    needs="the model (ONNX or skops; never a pickle), its training table with the label column, and a population "
-    "table from the same distribution it was not trained on.",
-    method="LOSS, RMIA (offline) and LiRA (offline, global variance) against reference models trained here on the "
-    "population, after a fidelity check; log-ROC, TPR at low FPR with intervals, epsilon lower bound.",
+    needs="the model (ONNX or skops, or safetensors weights of an image model; never a pickle), its training table "
+    "with the label column, and a population table from the same distribution it was not trained on (.npz images for "
+    "an image model).",
+    method="LOSS, RMIA (offline) and LiRA (offline, and online with reference models trained with and without each "
+    "record) against reference models trained here, after a fidelity check; log-ROC, TPR at low FPR with intervals, "
+    "epsilon lower bound.",
     inputs=(
-        InputSpec("model", "the trained model: .onnx (standard operators, one file) or .skops; never a pickle",
+        InputSpec("model", "the trained model: .onnx (standard operators, one file), .skops, or .safetensors weights "
+                  "of an image model (small_cnn or resnet18, as on the fabrication page); never a pickle",
                   table=False, load=read_model_bytes),
-        InputSpec("train", "the members: the model's training table, with the label column (CSV or Parquet)"),
-        InputSpec("population", "records from the same distribution the model was not trained on (CSV or Parquet)"),
+        InputSpec("train", "the members: the model's training table, with the label column (CSV or Parquet); for a "
+                  ".safetensors model, their images (.npz with 'images' and 'labels')", table=False, load=read_records),
+        InputSpec("population", "records from the same distribution the model was not trained on (CSV or Parquet; "
+                  ".npz images for a .safetensors model)", table=False, load=read_records),
     ),
     settings=ModelSettings,
     run=_run,

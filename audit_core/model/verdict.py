@@ -70,8 +70,12 @@ LIMITS = [
     "numbers describe the table given, not the model's real training set.",
     "The reference models are trained here on half of the population (the other half are the non-members): RMIA and "
     "LiRA are as strong as the reference models are close to the target, which the fidelity check measures.",
-    "RMIA is the offline variant (a = 0.3, gamma = 1); LiRA is offline with a global variance. Both assume every "
+    "RMIA is the offline variant (a = 0.3, gamma = 1); LiRA offline has a global variance. Both assume every "
     "candidate is out of every reference model, which holds when the members and the population share no record.",
+    "LiRA online (when chosen) trains K more reference models, each on about half of the candidates (members and "
+    "non-members alike) and pool records up to the target's training size, and fits each candidate's IN and OUT "
+    "Gaussians on them (a global variance below 64 reference models unless per-sample is chosen); with few reference "
+    "models each candidate is IN only a couple of them, so its Gaussians are rough.",
     "A low result is no privacy guarantee: a stronger attack may find more. Only an analysis of the training "
     "procedure gives an upper bound.",
 ]

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Protocol
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from audit_core.common.figures import NEUTRAL, log_roc_figure
-from audit_core.scores.audit import ScoreCheck
+from audit_core.scores.audit import AttackCheck
 
 
-def roc_figure(check: ScoreCheck) -> go.Figure:
+class _Attacks(Protocol):
+    """Anything with evaluated attacks by name: the score check, the model audit."""
+
+    @property
+    def attacks(self) -> Mapping[str, AttackCheck]: ...
+
+    @property
+    def delta(self) -> float: ...
+
+
+def roc_figure(check: _Attacks) -> go.Figure:
     """Log-ROC of every attack, overlaid, with the (eps, delta)-DP boundary of the largest bound.
 
     An (eps, delta)-DP mechanism keeps every attack's ROC below ``TPR = e^eps FPR + delta``;
@@ -36,7 +49,7 @@ def roc_figure(check: ScoreCheck) -> go.Figure:
     return fig
 
 
-def tpr_table(check: ScoreCheck) -> pd.DataFrame:
+def tpr_table(check: _Attacks) -> pd.DataFrame:
     """One row per (attack, target FPR): TPR, its interval, threshold, achieved FPR, support."""
     rows = []
     for name, a in check.attacks.items():
@@ -58,7 +71,7 @@ def tpr_table(check: ScoreCheck) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def epsilon_table(check: ScoreCheck) -> pd.DataFrame:
+def epsilon_table(check: _Attacks) -> pd.DataFrame:
     """One row per attack: AUC and the epsilon lower bound with its evidence."""
     rows = []
     for name, a in check.attacks.items():

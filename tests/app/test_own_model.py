@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from audit_core.common.report import to_json_text
 from audit_core.common.tables import read_table
 from audit_core.model.audit import audit_model
+from audit_core.model.images import read_images
 from tests.conftest import page_json, run_command
 from tests.model_files import pickle_bytes
 from ui import state
@@ -43,3 +44,31 @@ def test_a_pickle_upload_is_one_sentence(tmp_path):
     assert len(at.error) == 1
     assert "pickle" in at.error[0].value
     assert state.OwnModel.RESULT not in at.session_state
+
+
+def test_page_audits_an_image_model_with_lira_online(tmp_path):
+    from tests.model_files import image_case
+
+    case = image_case(tmp_path, epochs=20)
+    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    at.radio(key=state.OwnModel.SOURCE).set_value("Upload my model and tables").run()
+    for role, path in (("model", case["model"]), ("train", case["train"]), ("population", case["population"])):
+        at.file_uploader(key=state.OwnModel.UPLOAD + "." + role).upload(path.name, path.read_bytes(),
+                                                                        "application/octet-stream").run()  # fmt: skip
+    assert not at.error
+    assert [s.label for s in at.selectbox if s.label == "Label column"] == []  # images carry their labels
+    at.multiselect[0].set_value(["loss", "lira_online"])
+    at.number_input[0].set_value(2)  # reference models
+    at.number_input[1].set_value(3)  # reference epochs
+    at.button[0].click().run()
+    assert not at.exception
+    direct = audit_model(case["model"].read_bytes(), *(read_images(case[r], case[r].name) for r in ("train", "population")),
+                         attacks=("loss", "lira_online"), n_reference=2, epochs=3, seed=0,
+                         names=("cnn.safetensors", "members.npz", "population.npz"))  # fmt: skip
+    # 3 epochs make reference CNNs far from the target: the page says so, and nothing else goes wrong
+    assert [e.value for e in at.error] == [direct.fidelity.sentence()]
+    page = json.loads(page_json(at, "own_model.downloads"))
+    assert {k: v for k, v in page.items() if k != "verdict"} == json.loads(to_json_text(direct.to_json()))
+    command = at.session_state["own_model.downloads.command"]
+    assert "--reference-epochs 3" in command
+    assert "--target" not in command
