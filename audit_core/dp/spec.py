@@ -165,7 +165,8 @@ DP_MODEL = Audit(
     method="Each canary scored by the model's log-probability of its label (LOSS; no reference models); the "
     "Steinke-Nasr-Jagielski one-run test with the train-here mode's grid of r and Bonferroni correction.",
     inputs=(
-        MODEL.inputs[0],  # --model: the own-model audit's loader (ONNX, skops; a pickle refused)
+        InputSpec("model", "the trained model: .onnx (standard operators, one file) or .skops; never a pickle",
+                  table=False, load=MODEL.inputs[0].load),  # the own-model audit's loader: a pickle is refused
         InputSpec("canaries_file", CANARY_FILE_HELP),
     ),
     settings=DpModelSettings,

@@ -89,3 +89,17 @@ def test_lira_unknown_target_lists_every_column_and_suggests_the_closest():
     assert all(f"'{c}'" in text for c in columns)
     assert text.endswith(", 'credit'; did you mean 'credit'?")
     assert len(text.splitlines()) == 1
+
+
+def test_the_contract_document_lists_every_flag_as_help_prints_it():
+    """docs/contract.md's flag blocks are what ``--help`` prints (``python docs/update_contract.py`` rewrites them)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("update_contract", ROOT / "docs" / "update_contract.py")
+    update = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(update)
+    text = update.DOC.read_text()
+    assert update.updated(text) == text, "docs/contract.md is out of date: run python docs/update_contract.py"
+    from audit_core.registry import REGISTRY, TOOLS
+
+    assert {m.group("name") for m in update.BLOCK.finditer(text)} == {*REGISTRY, *TOOLS}
