@@ -32,10 +32,12 @@ app: install
 
 test: install-dev browser
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 lint: install-dev
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 bench: install
 	$(PY) benchmarks/run_all.py

@@ -86,7 +86,7 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
     for line in outcome.notes():
         if line.startswith("warning:") or not args.quiet:
             print(line, file=sys.stderr)
-    if out:
+    if out and audit.save is not None:  # a tool that makes a file (generate)
         write_output(out, audit.save(outcome, out), flag="--out")
         if not args.quiet:
             print(f"{outcome.verdict()} to {out}", file=sys.stderr)

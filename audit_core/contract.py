@@ -26,7 +26,7 @@ import dataclasses
 import shlex
 from collections.abc import Callable, Hashable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
 
 from audit_core.common.decision import Decision
 from audit_core.common.errors import InputError
@@ -204,7 +204,7 @@ class Settings:
                 continue
             k.check(value, name=self.flag(name))
 
-    def upto(self, stage: Stage) -> Settings:
+    def upto(self, stage: Stage) -> Self:
         """These settings with every knob of a later stage at its default (what ``stage`` may read)."""
         later = STAGES[STAGES.index(stage) + 1 :]
         defaults = self.defaults()
@@ -459,12 +459,12 @@ def run(
         prepared = cache.get(key) if cache is not None else None
         if prepared is None:
             ctx = Context(seed, sub_progress(progress, 0.0, share), client, cache, None, progress_for)
-            prepared = audit.prepare(inputs, settings.upto("setup"), ctx)  # type: ignore[arg-type]
+            prepared = audit.prepare(inputs, settings.upto("setup"), ctx)
             if cache is not None:
                 cache[key] = prepared
     ctx = Context(seed, sub_progress(progress, share, 1.0), client, cache, prepared, progress_for)
-    value = audit.run(inputs, settings.upto("run"), ctx)  # type: ignore[arg-type]
-    return rescore(Outcome(audit, value, inputs, settings.upto("run"), seed), settings)  # type: ignore[arg-type]
+    value = audit.run(inputs, settings.upto("run"), ctx)
+    return rescore(Outcome(audit, value, inputs, settings.upto("run"), seed), settings)
 
 
 def rescore(outcome: Outcome[S, R], settings: S) -> Outcome[S, R]:

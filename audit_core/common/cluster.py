@@ -183,6 +183,7 @@ def cluster_client(scheduler: str | None = None, workers: int | None = None) -> 
         )
         client = Client(cluster, set_as_default=False)
     else:
+        assert address is not None  # one of the two was given (above)
         client = _connect(address)
     try:
         yield client

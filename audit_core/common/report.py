@@ -135,10 +135,12 @@ def to_json_text(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class Report:
-    """One audit's deliverable; render with :meth:`to_html` or :meth:`to_json`."""
+    """One audit's deliverable; render with :meth:`to_html` or :meth:`to_json`.
 
-    title: str
-    question: str
+    An audit's report builder fills in what its result says; the title and the question are the
+    registry's (``Audit.title``, ``Audit.question``), set by ``audit_core.contract.Outcome.report``.
+    """
+
     inputs: list[InputSummary]
     settings: dict[str, Any]
     metrics: dict[str, Any]
@@ -146,6 +148,8 @@ class Report:
     verdict: str
     limits: list[str]
     seed: int
+    title: str = ""
+    question: str = ""
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     checklist: pd.DataFrame | None = None  # a "release checklist" shown first (audit_core.synthetic.verdict)
     command: str = ""  # the ``python -m audit_core ...`` line that reproduces the result (audit_core.contract)

@@ -10,6 +10,7 @@ the scores into the largest epsilon the run disproves at 95 % confidence.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,12 +121,14 @@ def run_dp_audit(
     rows = np.concatenate([c.base, c.rows[c.included]])
     Xt = X[rows]
     yt = np.concatenate([y[c.base], c.y[c.included]])
-    options = {"n_classes": design.n_classes, "model": model, "epochs": epochs, "seed": seed}
+    fit = functools.partial(train, Xt, yt, n_classes=design.n_classes, model=model, epochs=epochs, seed=seed)
     with cpu_threads(1):  # small batches: one thread is faster on shared cores, and the sums do not depend on them
         report(0.05, f"Training with DP-SGD at epsilon {epsilon:g}, delta {delta:g}")
-        private = train(Xt, yt, dp=(epsilon, delta), **options)
+        private = fit(dp=(epsilon, delta))
         report(0.6, "Training the same model without DP")
-        plain = train(Xt, yt, dp=None, **options)
+        plain = fit(dp=None)
+    assert private.accountant_epsilon is not None  # trained with DP: the accountant's epsilon and the noise are known
+    assert private.noise_multiplier is not None
     report(0.95, "Auditing the canaries")
     base = c.base  # train accuracy on the true labels of the records always trained on
     result = DpAuditResult(

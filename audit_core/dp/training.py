@@ -162,7 +162,7 @@ def train(
                 raise InputError("Training diverged (the loss became infinite or NaN); check the table's features.")
         if dp is not None:
             accountant_epsilon = float(engine.get_epsilon(dp[1]))
-            net.remove_hooks()
-            net = net._module  # the plain network inside Opacus' GradSampleModule
+            net.remove_hooks()  # type: ignore[operator]  # GradSampleModule.remove_hooks; torch's stubs type attributes as Tensor
+            net = net._module  # type: ignore[assignment]  # the plain network inside Opacus' GradSampleModule
     net.eval()
     return TrainedModel(module=net, noise_multiplier=noise, accountant_epsilon=accountant_epsilon, steps=steps)

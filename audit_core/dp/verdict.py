@@ -104,8 +104,6 @@ def build_report(result: DpAuditResult, *, inputs: Sequence[InputSummary] = ()) 
     """The DP claim check's report, used by the page and by ``python -m audit_core dp-audit --html``."""
     j = result.to_json()
     return Report(
-        title="DP claim check",
-        question=f"Does one training run disprove the claim ({result.epsilon:g}, {result.delta:g})-DP?",
         inputs=list(inputs),
         settings={"claimed": j["claimed"], **j["training"], "canaries": j["canaries"], "seed": result.seed},
         metrics=j,
@@ -172,8 +170,6 @@ def build_uploaded_report(result: UploadedDpResult, *, inputs: Sequence[InputSum
     """The report of an uploaded model's check (the page's second mode, ``python -m audit_core dp-audit-model --html``)."""
     j = result.to_json()
     return Report(
-        title="DP claim check of an uploaded model",
-        question=f"Do the model's canaries disprove the claim ({result.epsilon:g}, {result.delta:g})-DP?",
         inputs=list(inputs),
         settings={"claimed": j["claimed"], "canaries": j["canaries"], "score": j["score"], "seed": result.seed},
         metrics=j,

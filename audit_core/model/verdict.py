@@ -90,8 +90,6 @@ def build_report(audit: ModelAudit, *, inputs: Sequence[InputSummary] = ()) -> R
         tables.append(("RMIA by number of reference models", rmia_table(audit)))
     tables.append(("Most exposed members (with their values)", audit.exposed))
     return Report(
-        title="Audit of an uploaded model",
-        question="Does the model reveal which records it was trained on?",
         inputs=list(inputs),
         settings=audit.settings,
         metrics={k: v for k, v in audit.to_json().items() if k not in ("audit", "settings")},

@@ -56,8 +56,6 @@ LIMITS = [
 def build_report(check: ScoreCheck, *, inputs: Sequence[InputSummary] = ()) -> Report:
     """The score check's report, used by the page and by ``python -m audit_core scores --html``."""
     return Report(
-        title="Score check",
-        question="What do these membership scores show: TPR at low FPR, and the privacy loss they prove?",
         inputs=list(inputs),
         settings={"fpr": list(check.fprs), "delta": check.delta, "seed": check.seed},
         metrics=check.to_json()["attacks"],

@@ -88,16 +88,29 @@ def _busy(page) -> bool:
 
 
 def _wait_idle(page, timeout_s: float) -> None:
-    """Wait until Streamlit has finished the run: no status widget, progress bar, spinner or skeleton."""
-    page.wait_for_timeout(2500)
-    deadline = time.time() + timeout_s
+    """Wait until Streamlit has finished the run: no status widget, progress bar, spinner or skeleton for 1 s."""
+    deadline, quiet_since = time.time() + timeout_s, None
     while time.time() < deadline:
-        if not _busy(page):
-            page.wait_for_timeout(1000)
-            if not _busy(page):
-                return
-        page.wait_for_timeout(500)
+        if _busy(page):
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.time()
+        elif time.time() - quiet_since >= 1.0:
+            return
+        page.wait_for_timeout(100)
     raise AssertionError(f"The page was still running after {timeout_s:.0f} s")
+
+
+RESULT_MARKER = "Reproduce this from the command line"
+"""Every result ends with this expander (ui.downloads): once it is on the page, the run has finished rendering."""
+
+
+def _wait_result(page, timeout_s: float) -> None:
+    """Wait for the result's marker, then for every plotly chart to have drawn its SVG."""
+    page.get_by_text(RESULT_MARKER).first.wait_for(timeout=timeout_s * 1000)
+    _wait_idle(page, 30)
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           ".every(p => p.querySelector('.main-svg'))", timeout=30_000)  # fmt: skip
 
 
 def _assert_healthy(page, name: str) -> None:
@@ -134,27 +147,25 @@ def test_home_page_lists_every_audit(server, browser):
     page.close()
 
 
-@pytest.mark.parametrize(
-    ("index", "name", "timeout_s"),
-    [
-        (0, "synthetic_risk", 240),
-        (1, "generators", 420),
-        (2, "lira_calibration", 300),
-        (3, "fabrication", 300),
-        (4, "score_check", 120),
-    ],
-)
-def test_sample_run_draws_charts(server, browser, index, name, timeout_s):
+SAMPLE_RUN_SECONDS = {"tabular": 240, "compare": 420, "lira": 300, "model": 240, "dp-audit": 240,
+                      "fabrication": 300, "scores": 120}  # fmt: skip
+
+
+@pytest.mark.parametrize("audit", list(SAMPLE_RUN_SECONDS))
+def test_sample_run_draws_charts(server, browser, audit):
+    """Every page's "Run on the sample" (home page) ends in its result: a decision, charts drawn, no exception."""
+    from audit_core.registry import REGISTRY
+
+    index = list(REGISTRY).index(audit)
     page = browser.new_page(viewport={"width": 1400, "height": 5000})
     page.goto(server)
     page.get_by_role("button", name="Run on the sample").nth(index).wait_for(timeout=60_000)
     _wait_idle(page, 30)
     page.get_by_role("button", name="Run on the sample").nth(index).click()
-    _wait_idle(page, timeout_s)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-    page.wait_for_timeout(1500)  # let plotly finish drawing
-    assert page.locator(".js-plotly-plot").count() >= 1, f"{name}: no chart drawn"
-    _assert_healthy(page, name)
+    _wait_result(page, SAMPLE_RUN_SECONDS[audit])
+    assert page.get_by_text("Release decision:").count() >= 1, f"{audit}: no release decision"
+    assert page.locator(".js-plotly-plot").count() >= 1, f"{audit}: no chart drawn"
+    _assert_healthy(page, REGISTRY[audit].page.removeprefix("views/").removesuffix(".py"))
     page.close()
 
 
@@ -177,9 +188,7 @@ def test_uploaded_tables_are_audited(server, browser):
         inputs.nth(i).set_input_files(str(folder / f"{name}.csv"))
         _wait_idle(page, 30)
     page.get_by_role("button", name="Run the audit").click()
-    _wait_idle(page, 240)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-    page.wait_for_timeout(1500)
+    _wait_result(page, 240)
     assert page.get_by_text("UNSAFE").count() >= 1  # 10 % of the synthetic rows are training copies
     _assert_healthy(page, "synthetic_risk_upload")
     page.close()
@@ -252,8 +261,6 @@ def test_uploaded_table_trains_lira(server, browser):
     page.get_by_role("button", name="Train the models").wait_for(timeout=30_000)
     _wait_idle(page, 30)
     page.get_by_role("button", name="Train the models").click()  # target: the last column, credit
-    _wait_idle(page, 240)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-    page.wait_for_timeout(1500)
+    _wait_result(page, 240)
     _assert_healthy(page, "lira_calibration_upload")
     page.close()

@@ -219,3 +219,20 @@ def test_every_page_is_a_registered_audit_with_a_run_on_the_sample_flag():
     pages = {a.page for a in REGISTRY.values()}
     assert pages == {f"views/{p.name}" for p in (root / "views").glob("*.py")} - {"views/home.py"}
     assert set(AUTORUN) == set(REGISTRY)
+
+
+def test_one_document_per_audit_the_report_carries_the_registry_title_and_the_json():
+    """The report's title and question are the registry's, its JSON the --json document (no second document)."""
+    from audit_core.common.report import to_json_text
+    from audit_core.common.tables import read_table
+
+    root = Path(__file__).resolve().parents[2]
+    audit = REGISTRY["scores"]
+    table = read_table(root / "sample_data" / "scores.csv", name="scores.csv")
+    outcome = run(audit, Inputs({"scores": table}, {"scores": "sample_data/scores.csv"}), audit.settings(), seed=3)
+    report = outcome.report()
+    assert (report.title, report.question) == (audit.title, audit.question)
+    assert to_json_text(report.metrics) == to_json_text(outcome.to_json())
+    assert audit.title in report.to_html() and outcome.command() in report.to_html()
+    titles = [a.title for a in ALL.values()]
+    assert len(titles) == len(set(titles))  # one title per audit
