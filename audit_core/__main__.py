@@ -25,12 +25,14 @@ from audit_core.common.outputs import check_inputs, check_outputs, csv_text, wri
 from audit_core.common.report import Report, to_json_text
 from audit_core.contract import Audit, Knob
 
-OUTPUT_DESTS = {"json", "html", "pdf", "records", "out", "scores_out"}
+__all__ = ["build_parser", "check_arguments", "main"]
+
+_OUTPUT_DESTS = {"json", "html", "pdf", "records", "out", "scores_out"}
 """Flags (argparse ``dest``) that name files the command writes. Every subcommand's outputs are
 checked by :func:`check_arguments` before the audit starts; a new output flag is added here."""
 
 
-def rendered_outputs(args: argparse.Namespace, outcome: Any) -> list[tuple[str, str, str | bytes]]:
+def _rendered_outputs(args: argparse.Namespace, outcome: Any) -> list[tuple[str, str, str | bytes]]:
     """Every output asked for, rendered in memory (``--json``, ``--records``, ``--html``, ``--pdf``) before any is
     written, so a render that fails (no Chromium for the PDF) leaves no file behind."""
     files: list[tuple[str, str, str | bytes]] = []
@@ -91,7 +93,7 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"{outcome.verdict()} to {out}", file=sys.stderr)
         return 0
-    write_outputs(rendered_outputs(args, outcome))  # all or none
+    write_outputs(_rendered_outputs(args, outcome))  # all or none
     decision = outcome.decision()
     last = [f"release decision: {decision.level}"] if decision else []  # the line a pipeline greps
     for line in [*outcome.summary(), outcome.verdict(), *outcome.after_verdict(), *last]:
@@ -126,7 +128,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-OUTPUT_HELP = {
+_OUTPUT_HELP = {
     "json": "write the JSON summary here",
     "html": "write the HTML report here",
     "pdf": "write the report as PDF here (needs a local Chromium)",
@@ -174,7 +176,7 @@ def _add_audit(sub: Any, audit: Audit) -> None:
                        "output) when the release decision is at this level or worse: for release pipelines")  # fmt: skip
     p.bounds = {name: k.bound for name, k in audit.settings.knobs().items() if k.bound is not None} | {"seed": SEED}
     for output in audit.outputs:
-        p.add_argument(f"--{output}", required=output == "out", help=OUTPUT_HELP[output])
+        p.add_argument(f"--{output}", required=output == "out", help=_OUTPUT_HELP[output])
     p.set_defaults(handler=partial(_cmd_audit, audit), audit=audit)
 
 
@@ -210,7 +212,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     """Checks every subcommand goes through before its handler runs (nothing is read or computed yet).
 
     The settings are valid (``Settings.validate``: every knob's bound and choices), the seed
-    is within its bound, and the output paths (:data:`OUTPUT_DESTS`) can be written and are none of the input
+    is within its bound, and the output paths (:data:`_OUTPUT_DESTS`) can be written and are none of the input
     files (:func:`audit_core.common.outputs.check_outputs`).
     """
     audit = args.audit
@@ -226,7 +228,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             continue
         if action.dest == "seed":
             SEED.check(value, name=flag)
-        if action.dest in OUTPUT_DESTS:
+        if action.dest in _OUTPUT_DESTS:
             outputs[flag] = value
         elif isinstance(value, str):
             inputs.append(value)

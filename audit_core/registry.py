@@ -15,6 +15,8 @@ from audit_core.scores.spec import SCORES
 from audit_core.selfcheck.spec import SELFCHECK
 from audit_core.synthetic.spec import COMPARE, GENERATE, TABULAR
 
+__all__ = ["REGISTRY", "TOOLS"]
+
 REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, MODEL, DP_AUDIT, FABRICATION, SCORES)}
 """Audits in the order the home page shows them."""
 

@@ -15,6 +15,8 @@ import streamlit as st
 
 from audit_core.common.cluster import ENV_VAR, cluster_summary, dashboard_cluster
 
+__all__ = ["cluster_sidebar", "dask_client"]
+
 
 @st.cache_resource(ttl=60, show_spinner="Connecting to the Dask cluster")
 def _connect(address: str) -> dict:

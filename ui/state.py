@@ -4,6 +4,8 @@ Results are kept under these keys so they persist while the user moves between
 pages; the home page reads ``Home.LAST_RESULTS`` to list the session's audits.
 """
 
+__all__ = ["AUTORUN", "DpClaim", "Fabrication", "Generators", "Home", "Lira", "OwnModel", "ScoreCheck", "Synthetic"]
+
 
 class Home:
     LAST_RESULTS = "home.last_results"  # dict[page title -> {"headline", "metrics", "time"}]

@@ -26,7 +26,6 @@ from audit_core.common.runtime import ProgressFn
 from audit_core.common.tables import read_table
 
 __all__ = [
-    "CACHE_BYTES",
     "SESSION_BOUND_BYTES",
     "UPLOADED_BY",
     "ResultStore",
@@ -34,14 +33,13 @@ __all__ = [
     "approx_nbytes",
     "cached_run",
     "load_table",
-    "progress_reporter",
     "result_cache",
     "session_id",
 ]
 
 
 @contextlib.contextmanager
-def progress_reporter(label: str) -> Iterator[ProgressFn]:
+def _progress_reporter(label: str) -> Iterator[ProgressFn]:
     """A progress bar for long work; yields the ``progress(fraction, message)`` callback.
 
     The bar disappears when the work ends, whether it finished, failed or was
@@ -62,7 +60,7 @@ T = TypeVar("T")
 _CACHE_SIZE = 32
 """Most results the store keeps (the byte budget is the bound that matters; a comparison
 of four generators writes twelve entries: fits, samples and audits)."""
-CACHE_BYTES = 768 * 2**20
+_CACHE_BYTES = 768 * 2**20
 """Most bytes (as :func:`approx_nbytes` counts them) the store keeps, all sessions together."""
 SESSION_BOUND_BYTES = 32 * 2**20
 """Results above this size live only while a session that used them is connected."""
@@ -79,7 +77,7 @@ class ResultStore:
     is kept alone, the others evicted, until the next result or the end of its sessions.
     """
 
-    def __init__(self, max_entries: int = _CACHE_SIZE, max_bytes: int = CACHE_BYTES) -> None:
+    def __init__(self, max_entries: int = _CACHE_SIZE, max_bytes: int = _CACHE_BYTES) -> None:
         self.max_entries, self.max_bytes = int(max_entries), int(max_bytes)
         self._items: OrderedDict[Hashable, tuple[Any, int, set[str]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -234,13 +232,13 @@ def _result_store() -> ResultStore:
         while True:
             time.sleep(SWEEP_SECONDS)
             store.drop_sessions_gone(_session_is_active)
-            release_free_memory()  # also what Streamlit freed when a session's linger ended
+            _release_free_memory()  # also what Streamlit freed when a session's linger ended
 
     threading.Thread(target=sweep, name="result-store-sweep", daemon=True).start()
     return store
 
 
-def release_free_memory() -> None:
+def _release_free_memory() -> None:
     """Return freed heap pages to the system (glibc ``malloc_trim``; a no-op elsewhere).
 
     Python and pandas free a dropped table, but glibc keeps the pages in its arenas,
@@ -298,7 +296,7 @@ def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwar
     Unlike ``st.cache_data``, the progress bar lives outside the cached work, and a
     result is stored only after ``fn`` returns: an error, or a rerun that interrupts
     the work, leaves no half-written entry. Finished results are shared by sessions
-    (:class:`ResultStore`: a few entries, :data:`CACHE_BYTES` at most, large results
+    (:class:`ResultStore`: a few entries, :data:`_CACHE_BYTES` at most, large results
     dropped when their sessions end), so moving a slider or coming back to a page is instant.
     """
     store, session = _result_store(), session_id()
@@ -306,7 +304,7 @@ def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwar
     hit = store.get(key, session)
     if hit is not None:
         return hit
-    with progress_reporter(label) as progress:
+    with _progress_reporter(label) as progress:
         result = fn(*args, progress=progress, **kwargs)
     store.put(key, result, session)
     return result

@@ -11,7 +11,7 @@ as in one process.
 The cluster comes from, in this order: ``--scheduler tcp://host:8786`` (the CLI) or
 the ``AUDIT_DASK_SCHEDULER`` environment variable (CLI and dashboard), or
 ``--workers N`` for a local cluster of N single-threaded worker processes on this
-machine. Connecting gives up after :data:`CONNECT_TIMEOUT_S` seconds with one
+machine. Connecting gives up after :data:`_CONNECT_TIMEOUT_S` seconds with one
 sentence (an :class:`~audit_core.common.errors.InputError`).
 
 Across machines the connection is encrypted and authenticated with TLS when the three
@@ -40,9 +40,7 @@ from typing import Any
 from audit_core.common.errors import InputError
 
 __all__ = [
-    "CONNECT_TIMEOUT_S",
     "ENV_VAR",
-    "MAX_LOCAL_WORKERS",
     "cluster_client",
     "cluster_summary",
     "dashboard_cluster",
@@ -56,17 +54,17 @@ __all__ = [
 ENV_VAR = "AUDIT_DASK_SCHEDULER"
 """Environment variable naming the scheduler (``tcp://host:8786``), read by the CLI and the dashboard."""
 
-CONNECT_TIMEOUT_S = 8.0
+_CONNECT_TIMEOUT_S = 8.0
 """Seconds to reach the scheduler (and to see a first worker) before giving up."""
 
-NO_WORKER_TIMEOUT_S = 30.0
+_NO_WORKER_TIMEOUT_S = 30.0
 """Seconds a running audit waits with no worker left before it stops."""
 
 TLS_ENV_VARS = {"ca": "AUDIT_DASK_TLS_CA", "cert": "AUDIT_DASK_TLS_CERT", "key": "AUDIT_DASK_TLS_KEY"}
 """Environment variables naming the PEM files for TLS to the scheduler: the CA that signed the cluster's
 certificates, this client's certificate and its private key (all three, or none for plain tcp://)."""
 
-MAX_LOCAL_WORKERS = 64
+_MAX_LOCAL_WORKERS = 64
 """Largest ``--workers`` for a local cluster."""
 
 _ADDRESS = re.compile(r"^(tcp|tls|ws|wss|inproc)://[^\s/]+$|^[A-Za-z0-9.\-\[\]:]+:\d+$")
@@ -131,18 +129,18 @@ def _connect(address: str):
             "certificate and key files (see the README, 'Running on a cluster')."
         )
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False, security=security)
+        client = Client(address, timeout=_CONNECT_TIMEOUT_S, set_as_default=False, security=security)
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(
-            f"Could not reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S:g} s; "
+            f"Could not reach the Dask scheduler at {address} within {_CONNECT_TIMEOUT_S:g} s; "
             f"start it (dask scheduler) or fix --scheduler or {ENV_VAR}."
         ) from exc
     try:
-        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+        client.wait_for_workers(1, timeout=_CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as exc:
         client.close()
         raise InputError(
-            f"The Dask scheduler at {address} has no worker after {CONNECT_TIMEOUT_S:g} s; start one (dask worker {address})."
+            f"The Dask scheduler at {address} has no worker after {_CONNECT_TIMEOUT_S:g} s; start one (dask worker {address})."
         ) from exc
     return client
 
@@ -166,8 +164,8 @@ def cluster_client(scheduler: str | None = None, workers: int | None = None) -> 
     """
     if workers is not None and scheduler:
         raise InputError("Give either --scheduler (a running cluster) or --workers (a local one), not both.")
-    if workers is not None and not 1 <= int(workers) <= MAX_LOCAL_WORKERS:
-        raise InputError(f"--workers must be between 1 and {MAX_LOCAL_WORKERS}; got {workers}.")
+    if workers is not None and not 1 <= int(workers) <= _MAX_LOCAL_WORKERS:
+        raise InputError(f"--workers must be between 1 and {_MAX_LOCAL_WORKERS}; got {workers}.")
     address = None if workers is not None else scheduler_address(scheduler)
     if workers is None and address is None:
         yield None
@@ -228,7 +226,7 @@ def gather_tasks(
     that killed its workers more often than Dask allows (``KilledWorker``, as an
     InputError). A finished result lost with its worker is computed again by
     ``resubmit(i)`` (a new future for task i; twice at most; :func:`run_tasks`
-    provides it). A cluster with no worker left for :data:`NO_WORKER_TIMEOUT_S`
+    provides it). A cluster with no worker left for :data:`_NO_WORKER_TIMEOUT_S`
     seconds stops the audit with one sentence.
     """
     from distributed.client import FutureCancelledError as CancelledError
@@ -298,11 +296,11 @@ def _wait_some(client: Any, pending: set) -> tuple[set, set]:
 
 
 def _check_workers_left(client: Any, lonely_since: float | None, unfinished: int, total: int) -> float | None:
-    """Since when the cluster has had no worker (None: it has some); one sentence after NO_WORKER_TIMEOUT_S."""
+    """Since when the cluster has had no worker (None: it has some); one sentence after _NO_WORKER_TIMEOUT_S."""
     if n_workers(client) > 0:
         return None
     lonely_since = lonely_since or time.monotonic()
-    if time.monotonic() - lonely_since > NO_WORKER_TIMEOUT_S:
+    if time.monotonic() - lonely_since > _NO_WORKER_TIMEOUT_S:
         raise InputError(
             f"The Dask cluster lost all its workers during the audit ({unfinished} of {total} tasks unfinished); "
             "the audit stopped without a result."

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FAIL_ON_EXIT", "LEVELS", "Decision", "Finding", "attack_finding", "decide", "level_at_least", "worst_level"]
+__all__ = ["FAIL_ON_EXIT", "LEVELS", "Decision", "Finding", "attack_finding", "decide"]
 
 LEVELS: tuple[str, ...] = ("low", "elevated", "high")
 """Release levels, least severe first."""
@@ -25,12 +25,12 @@ FAIL_ON_EXIT = 3
 """Exit status of a command whose verdict reached its ``--fail-on`` level (2 stays bad input)."""
 
 
-def level_at_least(level: str, threshold: str) -> bool:
+def _level_at_least(level: str, threshold: str) -> bool:
     """True when ``level`` is ``threshold`` or more severe."""
     return LEVELS.index(level) >= LEVELS.index(threshold)
 
 
-def worst_level(levels: Iterable[str]) -> str:
+def _worst_level(levels: Iterable[str]) -> str:
     """The most severe of ``levels`` (``low`` when there are none)."""
     return max(levels, key=LEVELS.index, default="low")
 
@@ -70,7 +70,7 @@ class Decision:
 
     def reaches(self, threshold: str) -> bool:
         """True when this decision is at ``threshold`` or worse (``--fail-on``)."""
-        return level_at_least(self.level, threshold)
+        return _level_at_least(self.level, threshold)
 
     def to_json(self) -> dict[str, Any]:
         """``{level, headline, reasons, next_steps}``."""
@@ -78,7 +78,7 @@ class Decision:
                 "next_steps": list(self.next_steps)}  # fmt: skip
 
 
-HEADLINES = {
+_HEADLINES = {
     "high": "UNSAFE to release as it is",
     "elevated": "Elevated risk: review before release",
     "low": "No measurable risk at this sample size",
@@ -99,12 +99,12 @@ def decide(findings: Iterable[Finding], *, low: str, subject: str = "") -> Decis
         Prefix of the headline (e.g. "Synthetic table"); empty for none.
     """
     items = sorted(findings, key=lambda f: -LEVELS.index(f.level))
-    level = worst_level(f.level for f in items)
+    level = _worst_level(f.level for f in items)
     lead = f"{subject}: " if subject else ""
     if level == "low":
-        headline = f"{lead}{HEADLINES['low']}: {low}"
+        headline = f"{lead}{_HEADLINES['low']}: {low}"
     else:
-        headline = f"{lead}{HEADLINES[level]}: {items[0].reason[0].lower()}{items[0].reason[1:]}"
+        headline = f"{lead}{_HEADLINES[level]}: {items[0].reason[0].lower()}{items[0].reason[1:]}"
     steps: list[str] = []
     for f in items:
         if f.next_step and f.next_step not in steps:

@@ -1,5 +1,7 @@
 """The one exception type for bad input."""
 
+__all__ = ["InputError"]
+
 
 class InputError(ValueError):
     """Bad input, described in one plain sentence that says what to fix.

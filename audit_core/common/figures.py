@@ -14,13 +14,26 @@ import plotly.graph_objects as go
 
 from audit_core.common.roc import RocCurve
 
+__all__ = [
+    "ATTACK_COLORS",
+    "FABRICATED",
+    "MEMBER",
+    "NEUTRAL",
+    "NON_MEMBER",
+    "SYNTHETIC",
+    "apply_layout",
+    "color_for",
+    "group_histogram",
+    "log_roc_figure",
+]
+
 MEMBER = "#D55E00"
 NON_MEMBER = "#0072B2"
 FABRICATED = "#CC79A7"
 SYNTHETIC = "#009E73"
 NEUTRAL = "#7F7F7F"
 
-GROUP_COLORS: dict[str, str] = {
+_GROUP_COLORS: dict[str, str] = {
     "members": MEMBER,
     "non-members": NON_MEMBER,
     "fabricated": FABRICATED,
@@ -48,7 +61,7 @@ _PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#
 def color_for(name: str, index: int = 0) -> str:
     """Colour of a named group or attack; falls back to the palette by ``index``."""
     key = name.lower()
-    return GROUP_COLORS.get(key) or ATTACK_COLORS.get(key) or _PALETTE[index % len(_PALETTE)]
+    return _GROUP_COLORS.get(key) or ATTACK_COLORS.get(key) or _PALETTE[index % len(_PALETTE)]
 
 
 def apply_layout(fig: go.Figure, *, title: str | None = None, height: int = 460) -> go.Figure:

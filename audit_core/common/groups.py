@@ -8,7 +8,7 @@ a 1 % FPR at all (fewer than :data:`MIN_NON_MEMBERS`) says so instead of showing
 one with fewer than 1,000 (the tool's rule for a supported TPR at 1 % FPR) shows it marked ⚠,
 its interval as wide as its sample. Without a column named,
 the column whose groups differ most (the spread of their AUCs, over groups with at least
-:data:`MIN_GROUP` members and non-members) is chosen.
+:data:`_MIN_GROUP` members and non-members) is chosen.
 """
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.roc import TprAtFpr, roc_curve, tpr_at_fpr
 
-__all__ = ["MIN_GROUP", "MIN_NON_MEMBERS", "GroupRisk", "group_labels", "pick_column", "risk_by_group"]
+__all__ = ["MIN_NON_MEMBERS", "GroupRisk", "risk_by_group"]
 
 MIN_NON_MEMBERS = 100
 """Fewest non-members a group needs for a TPR at 1 % FPR to be shown at all (one false positive in 100)."""
 
-MIN_GROUP = 10
+_MIN_GROUP = 10
 """Fewest members and non-members a group needs for its AUC to count when choosing the column."""
 
 _MAX_GROUPS = 30  # categories beyond the 29 largest are pooled as "other"
 _FPR = 0.01
 
 
-def group_labels(values: pd.Series) -> pd.Series:
+def _group_labels(values: pd.Series) -> pd.Series:
     """Group labels of one column: its categories (the largest 29, the rest "other"), or quartiles of a number."""
     if pd.api.types.is_numeric_dtype(values) and values.nunique(dropna=True) > 8:
         bins = pd.qcut(values, 4, duplicates="drop")
@@ -98,23 +98,23 @@ def _spread(labels: pd.Series, scores: np.ndarray, member: np.ndarray) -> float:
     aucs = []
     for g in labels.unique():
         mask = (labels == g).to_numpy()
-        if (mask & member).sum() >= MIN_GROUP and (mask & ~member).sum() >= MIN_GROUP:
+        if (mask & member).sum() >= _MIN_GROUP and (mask & ~member).sum() >= _MIN_GROUP:
             aucs.append(_auc(scores[mask], member[mask]))
     return float(np.nanmax(aucs) - np.nanmin(aucs)) if len(aucs) >= 2 else -1.0
 
 
-def pick_column(columns: Mapping[str, pd.Series], scores: np.ndarray, member: np.ndarray) -> str:
+def _pick_column(columns: Mapping[str, pd.Series], scores: np.ndarray, member: np.ndarray) -> str:
     """The column whose groups' AUCs spread most (ties: the first)."""
     if not columns:
         raise InputError("There is no column to group the records by.")
-    spreads = {name: _spread(group_labels(values), scores, member) for name, values in columns.items()}
+    spreads = {name: _spread(_group_labels(values), scores, member) for name, values in columns.items()}
     return max(spreads, key=lambda c: spreads[c])
 
 
 def risk_by_group(
     columns: Mapping[str, pd.Series], scores: np.ndarray, is_member: np.ndarray, *, column: str | None = None
 ) -> GroupRisk:
-    """Per-group TPR at 1 % FPR for ``column`` (None: :func:`pick_column`).
+    """Per-group TPR at 1 % FPR for ``column`` (None: :func:`_pick_column`).
 
     Parameters
     ----------
@@ -128,8 +128,8 @@ def risk_by_group(
     if column is not None and column not in columns:
         raise InputError(f"--groups: there is no column '{column}'; choose one of {', '.join(columns)}.")
     chosen = column is None
-    name = pick_column(columns, scores, member) if column is None else column
-    labels = group_labels(columns[name].reset_index(drop=True))
+    name = _pick_column(columns, scores, member) if column is None else column
+    labels = _group_labels(columns[name].reset_index(drop=True))
     rows: list[dict[str, Any]] = []
     for g in labels.unique():
         mask = (labels == g).to_numpy()

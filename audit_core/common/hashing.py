@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+__all__ = ["fingerprint", "table_digest"]
+
 
 def table_digest(df: pd.DataFrame) -> str:
     """SHA-256 over a table's row hashes and column names."""

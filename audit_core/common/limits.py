@@ -14,6 +14,43 @@ from dataclasses import dataclass
 
 from audit_core.common.errors import InputError
 
+__all__ = [
+    "ATTACK_STEPS",
+    "BANDWIDTH",
+    "BANDWIDTH_SCALE",
+    "CANARIES",
+    "DELTA",
+    "DISCLOSURE_ATTACKS",
+    "DP_DELTA",
+    "DP_EPOCHS",
+    "DP_EPSILON",
+    "EPSILON_RADIUS",
+    "FPC_POPULATION",
+    "FPC_REPEATS",
+    "GENERATED_ROWS",
+    "GENERATOR_EPOCHS",
+    "IMAGE_SIDE",
+    "LAMBDA",
+    "LINK_K",
+    "LIRA_MODELS",
+    "MAX_ARRAY_MB",
+    "MAX_CLASSES",
+    "MAX_IMAGES",
+    "MAX_MODEL_MB",
+    "MAX_PIXEL_VALUES",
+    "MIN_IMAGES",
+    "MIN_MODELS",
+    "MIN_TRAIN_ROWS",
+    "MODELS",
+    "PRIOR",
+    "REFERENCE_EPOCHS",
+    "REFERENCE_MODELS",
+    "SEED",
+    "TABLE_COLUMNS",
+    "TARGET_FPR",
+    "Bound",
+]
+
 
 @dataclass(frozen=True)
 class Bound:

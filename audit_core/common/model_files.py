@@ -7,6 +7,8 @@ heavy import: a safetensors header length can start with the bytes of a pickle's
 
 from __future__ import annotations
 
+__all__ = ["sniff_model_format"]
+
 
 def sniff_model_format(data: bytes) -> str:
     """The format of a model file from its real header: ``safetensors``, ``torch_zip``, ``pickle`` or ``unknown``.

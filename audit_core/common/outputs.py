@@ -31,6 +31,8 @@ from typing import Any
 
 from audit_core.common.errors import InputError
 
+__all__ = ["FIFO_WAIT_S", "check_inputs", "check_outputs", "csv_text", "write_output", "write_outputs"]
+
 
 def _special(st: os.stat_result) -> bool:
     """A FIFO, character device, socket: something written to, never replaced."""

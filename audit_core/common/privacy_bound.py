@@ -21,7 +21,7 @@ probability at least ``confidence`` (Jagielski et al. 2020; Nasr et al. 2021).
 
 Choosing the threshold honestly. The inequality holds at a *fixed* threshold; the
 best-looking threshold of a sample is optimistic. We split the records, stratified
-by membership with a seeded permutation, into a selection part (:data:`SELECT_FRACTION`,
+by membership with a seeded permutation, into a selection part (:data:`_SELECT_FRACTION`,
 20 %) and an evaluation part (the other 80 %). On the selection part every distinct
 score and both inequalities are tried and the one with the largest *predicted*
 evaluation bound is kept: the selection part's rates, smoothed (Jeffreys,
@@ -62,9 +62,19 @@ from scipy import stats
 from audit_core.common.errors import InputError
 from audit_core.common.roc import clopper_pearson
 
+__all__ = [
+    "ASSUMPTION",
+    "DEFAULT_DELTA",
+    "EpsilonBound",
+    "ceiling",
+    "epsilon_bound_json",
+    "epsilon_lower_bound",
+    "target_model_scores",
+]
+
 DEFAULT_DELTA = 1e-5
-DEFAULT_CONFIDENCE = 0.95
-SELECT_FRACTION = 0.2
+_DEFAULT_CONFIDENCE = 0.95
+_SELECT_FRACTION = 0.2
 """The share of each class spent on choosing the threshold; the bound is computed on the rest."""
 ASSUMPTION = (
     "The epsilon lower bound assumes the members were chosen at random from the same pool as the non-members; "
@@ -138,12 +148,12 @@ class EpsilonBound:
             "n_members_evaluated": self.n_pos,
             "n_non_members_evaluated": self.n_neg,
             "method": (
-                f"threshold chosen on a stratified {100 * SELECT_FRACTION:g} % of each class, "
+                f"threshold chosen on a stratified {100 * _SELECT_FRACTION:g} % of each class, "
                 "one-sided Clopper-Pearson bounds on the other records"
             ),
             "seed": self.seed,
             "ceiling": self.ceiling,
-            "selection_fraction": SELECT_FRACTION,
+            "selection_fraction": _SELECT_FRACTION,
         }
 
     def sentence(self) -> str:
@@ -197,7 +207,7 @@ def _candidates(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return thresholds, above_pos, above_neg
 
 
-def ceiling(n_pos: int, n_neg: int, *, delta: float = DEFAULT_DELTA, confidence: float = DEFAULT_CONFIDENCE) -> float:
+def ceiling(n_pos: int, n_neg: int, *, delta: float = DEFAULT_DELTA, confidence: float = _DEFAULT_CONFIDENCE) -> float:
     """The largest bound ``n_pos`` members and ``n_neg`` non-members could show: a perfect attack, either inequality.
 
     >>> round(ceiling(4000, 4000), 2)   # about ln(4000 / 3.69)
@@ -220,7 +230,7 @@ def epsilon_lower_bound(
     is_member: np.ndarray,
     *,
     delta: float = DEFAULT_DELTA,
-    confidence: float = DEFAULT_CONFIDENCE,
+    confidence: float = _DEFAULT_CONFIDENCE,
     seed: int = 0,
 ) -> EpsilonBound:
     """Empirical epsilon lower bound from membership scores (higher = more member-like).
@@ -243,8 +253,8 @@ def epsilon_lower_bound(
     rng = np.random.default_rng(seed)
     pos, neg = rng.permutation(pos), rng.permutation(neg)
     select = np.zeros(s.size, dtype=bool)
-    k_pos = min(pos.size - 1, max(1, round(SELECT_FRACTION * pos.size)))
-    k_neg = min(neg.size - 1, max(1, round(SELECT_FRACTION * neg.size)))
+    k_pos = min(pos.size - 1, max(1, round(_SELECT_FRACTION * pos.size)))
+    k_neg = min(neg.size - 1, max(1, round(_SELECT_FRACTION * neg.size)))
     select[pos[:k_pos]] = True
     select[neg[:k_neg]] = True
 

@@ -32,7 +32,17 @@ from audit_core.common.errors import InputError
 from audit_core.common.glossary import terms_in
 from audit_core.common.hashing import table_digest
 
-REPORTED_PACKAGES = (
+__all__ = [
+    "CHROMIUM_FLAGS",
+    "InputSummary",
+    "Report",
+    "describe_input",
+    "package_versions",
+    "pdf_available",
+    "to_json_text",
+]
+
+_REPORTED_PACKAGES = (
     "numpy",
     "pandas",
     "scipy",
@@ -99,7 +109,7 @@ def package_versions() -> dict[str, str]:
     from audit_core import __version__
 
     out = {"python": platform.python_version(), "audit_core": __version__}
-    for name in REPORTED_PACKAGES:
+    for name in _REPORTED_PACKAGES:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -22,6 +22,21 @@ from scipy import optimize, special, stats
 
 from audit_core.common.errors import InputError
 
+__all__ = [
+    "DEFAULT_FPRS",
+    "INTERVAL_LIMIT",
+    "AttackMetrics",
+    "HardLabelMetrics",
+    "RocCurve",
+    "TprAtFpr",
+    "clopper_pearson",
+    "equal_error_rate",
+    "evaluate_attack",
+    "hard_label_metrics",
+    "roc_curve",
+    "tpr_at_fpr",
+]
+
 DEFAULT_FPRS = (0.001, 0.01, 0.1)
 
 

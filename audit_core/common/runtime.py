@@ -8,6 +8,16 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+__all__ = [
+    "ProgressFn",
+    "as_progress",
+    "blas_threads",
+    "null_progress",
+    "pick_device",
+    "seed_everything",
+    "sub_progress",
+]
+
 ProgressFn = Callable[[float, str], None]
 """Progress callback: ``progress(fraction, message)`` with fraction in [0, 1]."""
 

@@ -29,10 +29,24 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.limits import TABLE_COLUMNS
 
+__all__ = [
+    "MAX_UPLOAD_MB",
+    "AlignedTables",
+    "ColumnTypes",
+    "align_tables",
+    "columns_sentence",
+    "infer_column_types",
+    "read_table",
+    "shortened",
+    "table_row",
+    "yes_no_flags",
+    "yes_no_note",
+]
+
 MAX_UPLOAD_MB = 200
 """Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
 
-MISSING_TOKENS: tuple[str, ...] = (
+_MISSING_TOKENS: tuple[str, ...] = (
     "",
     "?",
     "NA",
@@ -303,7 +317,7 @@ def _read_csv(data: bytes, *, name: str) -> pd.DataFrame:
             io.StringIO(text),
             sep=sep,
             skipinitialspace=True,
-            na_values=list(MISSING_TOKENS),
+            na_values=list(_MISSING_TOKENS),
             keep_default_na=False,
             low_memory=False,
             skip_blank_lines=True,
@@ -343,7 +357,7 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
         A path, the raw bytes, or an open binary file (e.g. a Streamlit ``UploadedFile``).
         The format is recognised from the content (Parquet's ``PAR1`` magic), not
         trusted from the file name. CSV must be UTF-8; the delimiter (``,`` ``;``
-        tab ``|``) is taken from the header row; the cells in :data:`MISSING_TOKENS`
+        tab ``|``) is taken from the header row; the cells in :data:`_MISSING_TOKENS`
         (including ``?``) are read as missing.
     name : str
         The table's role or file name, used in error messages ("train", "synthetic").
@@ -586,7 +600,7 @@ def _to_numeric(series: pd.Series, *, table: str, column: str) -> pd.Series:
         return series.astype("float64")
     text = series.astype("string").str.strip()
     parsed = pd.to_numeric(text, errors="coerce").astype("float64")
-    bad = parsed.isna() & series.notna() & ~text.isin(MISSING_TOKENS)
+    bad = parsed.isna() & series.notna() & ~text.isin(_MISSING_TOKENS)
     if bad.any():
         first = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputError(
@@ -610,7 +624,7 @@ def _label(value: Any) -> Any:
             return np.nan
         return str(int(value)) if float(value).is_integer() else repr(float(value))
     text = str(value).strip()
-    return np.nan if text in MISSING_TOKENS else text
+    return np.nan if text in _MISSING_TOKENS else text
 
 
 def _to_categorical(series: pd.Series) -> pd.Series:
@@ -823,8 +837,8 @@ def align_tables(
 # --------------------------------------------------------------------------------------
 # Yes/no columns
 # --------------------------------------------------------------------------------------
-YES_TEXTS = frozenset({"1", "1.0", "true", "yes"})
-NO_TEXTS = frozenset({"0", "0.0", "false", "no"})
+_YES_TEXTS = frozenset({"1", "1.0", "true", "yes"})
+_NO_TEXTS = frozenset({"0", "0.0", "false", "no"})
 """Cell texts read as yes (1) and no (0) in a yes/no column, in any case (``is_member``, a canary's ``included``)."""
 
 
@@ -850,7 +864,7 @@ def yes_no_flags(values: pd.Series, *, column: str, table: str, yes: str, no: st
                              f"({int(bad.sum())} such rows).")  # fmt: skip
         return arr == 1.0
     text = values.astype("string").str.strip().str.lower()
-    true, false = text.isin(YES_TEXTS).to_numpy(dtype=bool), text.isin(NO_TEXTS).to_numpy(dtype=bool)
+    true, false = text.isin(_YES_TEXTS).to_numpy(dtype=bool), text.isin(_NO_TEXTS).to_numpy(dtype=bool)
     bad = ~(true | false)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -865,10 +879,10 @@ def yes_no_note(values: pd.Series, *, column: str, yes: str, no: str) -> str | N
     if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype):
         return None
     text = values.dropna().astype("string").str.strip()
-    seen = sorted(set(text), key=lambda v: (v.lower() not in YES_TEXTS, v.lower()))
+    seen = sorted(set(text), key=lambda v: (v.lower() not in _YES_TEXTS, v.lower()))
     if all(v.lower() in ("0", "1", "0.0", "1.0") for v in seen):
         return None
-    said_yes = ", ".join(f"'{v}'" for v in seen if v.lower() in YES_TEXTS)
-    said_no = ", ".join(f"'{v}'" for v in seen if v.lower() in NO_TEXTS)
+    said_yes = ", ".join(f"'{v}'" for v in seen if v.lower() in _YES_TEXTS)
+    said_no = ", ".join(f"'{v}'" for v in seen if v.lower() in _NO_TEXTS)
     return (f"Column '{column}' holds text: {said_yes} read as {yes} (1) and {said_no} as {no} (0) "
             "(accepted: yes/no, true/false, 1/0, in any case).")  # fmt: skip

@@ -7,7 +7,7 @@ it), so a stakeholder reads the same plain words in both places.
 
 from __future__ import annotations
 
-__all__ = ["CARD_COLUMNS", "THREAT_CARDS", "cards_for"]
+__all__ = ["CARD_COLUMNS", "cards_for"]
 
 CARD_COLUMNS = ("test", "the attacker knows", "the number measures", "good is", "if it is bad")
 
@@ -20,7 +20,7 @@ _MEMBERSHIP = ("the synthetic table and, for the upper bound, how members' and n
                "the share of training records it flags (TPR) while wrongly flagging 1 % of non-members",
                "TPR near 1 % (chance), AUC near 0.5", "regenerate with stronger privacy settings; drop the exposed records")
 
-THREAT_CARDS: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
+_THREAT_CARDS: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
     "tabular": (
         ("Verbatim copies", *_COPY),
         ("Near-copies (distance and record linkage)", *_NEAR),
@@ -72,4 +72,4 @@ THREAT_CARDS: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
 
 def cards_for(audit_name: str) -> list[dict[str, str]]:
     """The cards of one audit as rows (``CARD_COLUMNS`` as keys); none for an audit without cards."""
-    return [dict(zip(CARD_COLUMNS, card, strict=True)) for card in THREAT_CARDS.get(audit_name, ())]
+    return [dict(zip(CARD_COLUMNS, card, strict=True)) for card in _THREAT_CARDS.get(audit_name, ())]

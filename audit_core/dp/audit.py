@@ -24,6 +24,8 @@ from audit_core.dp.training import BATCH_SIZE, MAX_GRAD_NORM, TrainedModel, trai
 from audit_core.fabrication.image_models import cpu_threads
 from audit_core.lira.batched_models import prepare_design
 
+__all__ = ["DpAuditResult", "ModelAudit", "run_dp_audit"]
+
 
 @dataclass(frozen=True)
 class ModelAudit:

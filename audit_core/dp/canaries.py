@@ -1,6 +1,6 @@
 """Canaries of a one-run audit: which records, what label, and which are trained on (seeded coin flips).
 
-The table's rows are shuffled once (seeded) and cut into a test split (:data:`TEST_FRACTION`,
+The table's rows are shuffled once (seeded) and cut into a test split (:data:`_TEST_FRACTION`,
 for the accuracies), m canaries, and the base training rows. Each canary is included in
 training independently with probability 1/2. A ``population`` canary is the record as it is
 (held out of the base rows); a ``mislabelled`` canary carries another class than its own,
@@ -15,7 +15,9 @@ import numpy as np
 
 from audit_core.common.errors import InputError
 
-TEST_FRACTION = 0.2
+__all__ = ["Canaries", "draw_canaries"]
+
+_TEST_FRACTION = 0.2
 """Share of the rows kept out of all training, for the test accuracy."""
 
 
@@ -48,9 +50,9 @@ class Canaries:
         return len(self.rows)
 
 
-def max_canaries(n_rows: int) -> int:
+def _max_canaries(n_rows: int) -> int:
     """Most canaries a table of ``n_rows`` gives: half the rows outside the test split (the rest train the model)."""
-    return (n_rows - round(TEST_FRACTION * n_rows)) // 2
+    return (n_rows - round(_TEST_FRACTION * n_rows)) // 2
 
 
 def draw_canaries(y: np.ndarray, *, m: int, kind: str, n_classes: int, seed: int) -> Canaries:
@@ -63,13 +65,13 @@ def draw_canaries(y: np.ndarray, *, m: int, kind: str, n_classes: int, seed: int
         canary (or every canary): the audit needs canaries on both sides.
     """
     n = len(y)
-    most = max_canaries(n)
+    most = _max_canaries(n)
     if m > most:
         raise InputError(f"{m:,} canaries is more than the table's {n:,} rows allow: at most {most:,} (half of the "
-                         f"rows outside the {TEST_FRACTION:.0%} test split; the other half trains the model).")  # fmt: skip
+                         f"rows outside the {_TEST_FRACTION:.0%} test split; the other half trains the model).")  # fmt: skip
     rng = np.random.default_rng([seed, 23])
     order = rng.permutation(n)
-    n_test = round(TEST_FRACTION * n)
+    n_test = round(_TEST_FRACTION * n)
     test, rows, base = order[:n_test], order[n_test : n_test + m], order[n_test + m :]
     included = rng.random(m) < 0.5
     labels = np.asarray(y, dtype=np.int64)[rows].copy()

@@ -11,13 +11,24 @@ import plotly.graph_objects as go
 
 from audit_core.common.figures import MEMBER, NEUTRAL, NON_MEMBER, apply_layout, group_histogram
 
+__all__ = [
+    "NOT_A_PROOF",
+    "epsilon_figure",
+    "guesses_table",
+    "score_figure",
+    "summary_table",
+    "uploaded_epsilon_figure",
+    "uploaded_guesses_table",
+    "uploaded_score_figure",
+]
+
 if TYPE_CHECKING:  # annotations only: the uploaded-model mode never imports torch
     from audit_core.dp.audit import DpAuditResult
     from audit_core.dp.onerun import OneRunBound
     from audit_core.dp.uploaded import UploadedDpResult
 
-SCORE_AXIS = "log(p_y / (1 - p_y)) of the canary's label"
-UPLOADED_SCORE_AXIS = SCORE_AXIS
+_SCORE_AXIS = "log(p_y / (1 - p_y)) of the canary's label"
+_UPLOADED_SCORE_AXIS = _SCORE_AXIS
 
 
 def _claim_figure(bars: list[tuple[str, float, str]], *, epsilon: float, delta: float) -> go.Figure:
@@ -61,12 +72,12 @@ def score_figure(result: DpAuditResult, *, which: str = "dp") -> go.Figure:
     """Canary scores of one model, included vs left out (the one-run audit guesses from these)."""
     audit = result.dp if which == "dp" else result.non_dp
     return _score_histogram(audit.scores, result.canaries.included, label="DP-SGD" if which == "dp" else "no DP",
-                            x_title=SCORE_AXIS)  # fmt: skip
+                            x_title=_SCORE_AXIS)  # fmt: skip
 
 
 def uploaded_score_figure(result: UploadedDpResult) -> go.Figure:
     """Canary scores of the uploaded model, included vs left out."""
-    return _score_histogram(result.scores, result.canaries.included, label="uploaded model", x_title=UPLOADED_SCORE_AXIS)
+    return _score_histogram(result.scores, result.canaries.included, label="uploaded model", x_title=_UPLOADED_SCORE_AXIS)
 
 
 def _guess_rows(name: str, bound: OneRunBound) -> list[dict[str, object]]:

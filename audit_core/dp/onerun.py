@@ -13,7 +13,7 @@ paper's Theorem / Algorithm 2 adds ``2 m delta alpha`` to the binomial tail, whe
 is below a level (the claim "(epsilon, delta)-DP" is rejected for every smaller epsilon).
 
 Choosing r honestly. The best r of one run is optimistic, so :func:`one_run_audit` tries a
-grid of r fixed before seeing any score (:data:`GUESS_FRACTIONS` of m) and pays for the
+grid of r fixed before seeing any score (:data:`_GUESS_FRACTIONS` of m) and pays for the
 choice with a Bonferroni correction: each r is tested at ``(1 - confidence) / len(grid)``,
 so the largest bound over the grid holds with the full confidence. (Splitting the
 canaries to choose r would halve m; with six r the correction costs about 0.6 in the
@@ -29,9 +29,20 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+__all__ = [
+    "CONFIDENCE",
+    "OneRunBound",
+    "ceiling",
+    "correct_guesses",
+    "epsilon_bound",
+    "guess_grid",
+    "one_run_audit",
+    "p_value",
+]
+
 CONFIDENCE = 0.95
 """The confidence of every bound the DP claim check reports (both modes)."""
-GUESS_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+_GUESS_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """The numbers of guesses tried, as fractions of m, fixed before any score is seen (half "in", half "out")."""
 
 
@@ -71,7 +82,7 @@ def epsilon_bound(m: int, r: int, v: int, delta: float, level: float) -> float:
 
 def guess_grid(m: int) -> tuple[int, ...]:
     """The numbers of guesses r tried for m canaries: even, at least 2, at most m, distinct."""
-    grid = sorted({min(m - m % 2, max(2, 2 * round(f * m / 2))) for f in GUESS_FRACTIONS})
+    grid = sorted({min(m - m % 2, max(2, 2 * round(f * m / 2))) for f in _GUESS_FRACTIONS})
     return tuple(r for r in grid if r >= 2)
 
 

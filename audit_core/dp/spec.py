@@ -152,7 +152,7 @@ def _uploaded_summary(outcome: Outcome) -> list[str]:
     ]
 
 
-CANARY_FILE_HELP = ("the canary file: one row per canary with its feature columns, its label (--target) and whether "
+_CANARY_FILE_HELP = ("the canary file: one row per canary with its feature columns, its label (--target) and whether "
                     "it was trained on (--included-column); CSV or Parquet")  # fmt: skip
 
 DP_MODEL = Audit(
@@ -167,7 +167,7 @@ DP_MODEL = Audit(
     inputs=(
         InputSpec("model", "the trained model: .onnx (standard operators, one file) or .skops; never a pickle",
                   table=False, load=MODEL.inputs[0].load),  # the own-model audit's loader: a pickle is refused
-        InputSpec("canaries_file", CANARY_FILE_HELP),
+        InputSpec("canaries_file", _CANARY_FILE_HELP),
     ),
     settings=DpModelSettings,
     run=_run_uploaded,

@@ -1,6 +1,6 @@
 """DP-SGD through Opacus (per-sample clipping, Gaussian noise from its RDP accountant), and the same model without DP.
 
-Both models are logistic regression or a one-hidden-layer MLP (:data:`HIDDEN` units) on the
+Both models are logistic regression or a one-hidden-layer MLP (:data:`_HIDDEN` units) on the
 features of :func:`audit_core.lira.batched_models.prepare_design`, trained by SGD with the
 same learning rate, batch size and epochs. The DP model samples each batch by Poisson
 sampling at rate ``batch_size / n`` (Opacus' DPDataLoader), clips every per-sample gradient
@@ -22,10 +22,12 @@ import torch
 from audit_core.common.errors import InputError
 from audit_core.lira.batched_models import logit_confidence
 
-HIDDEN = 64
+__all__ = ["BATCH_SIZE", "MAX_GRAD_NORM", "TrainedModel", "train"]
+
+_HIDDEN = 64
 BATCH_SIZE = 256
 MAX_GRAD_NORM = 1.0
-LEARNING_RATE = {"logistic": 1.0, "mlp": 0.5}
+_LEARNING_RATE = {"logistic": 1.0, "mlp": 0.5}
 """SGD steps; clipped gradients (norm <= 1, averaged over the expected batch) are small, so the steps are large."""
 
 _OPACUS_NOTICES = (
@@ -90,8 +92,8 @@ def _as_batch(batch):
 
 def _network(kind: str, d: int, k: int, gen: torch.Generator) -> torch.nn.Module:
     """Logistic regression or an MLP, weights uniform in +-1/sqrt(fan_in) from ``gen``."""
-    layers = [torch.nn.Linear(d, k)] if kind == "logistic" else [torch.nn.Linear(d, HIDDEN), torch.nn.ReLU(),
-                                                                  torch.nn.Linear(HIDDEN, k)]  # fmt: skip
+    layers = [torch.nn.Linear(d, k)] if kind == "logistic" else [torch.nn.Linear(d, _HIDDEN), torch.nn.ReLU(),
+                                                                  torch.nn.Linear(_HIDDEN, k)]  # fmt: skip
     net = torch.nn.Sequential(*layers)
     with torch.no_grad():
         for layer in net:
@@ -128,7 +130,7 @@ def train(
     batch = min(BATCH_SIZE, max(1, len(data) // 4))
     loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=dp is None, generator=loader_gen,
                                          collate_fn=_as_batch)  # fmt: skip
-    optimizer = torch.optim.SGD(net.parameters(), lr=LEARNING_RATE[model])
+    optimizer = torch.optim.SGD(net.parameters(), lr=_LEARNING_RATE[model])
     noise = accountant_epsilon = None
     with warnings.catch_warnings():
         for notice in _OPACUS_NOTICES:

@@ -14,7 +14,7 @@ clipped to ``[PROB_FLOOR, 1 - PROB_FLOOR]`` as the own-model audit clips it. It 
 canaries exactly as the loss ``-log p`` does, keeps canaries the model is almost sure of apart
 (their ``log p`` all sit near 0), and is the train-here mode's score. A LiRA-style score would
 need reference models trained with and without each canary by the team's own training code,
-which an uploaded model does not come with. Scores within :data:`SCORE_RESOLUTION` of each
+which an uploaded model does not come with. Scores within :data:`_SCORE_RESOLUTION` of each
 other count as ties (broken at random, seeded). The scores go through the train-here mode's
 one-run test (:func:`audit_core.dp.onerun.one_run_audit`: the same grid of r, each tested at
 5 % / grid size) and are compared with the same ceiling.
@@ -39,12 +39,14 @@ from audit_core.dp.onerun import CONFIDENCE, OneRunBound, ceiling, one_run_audit
 from audit_core.model.loading import TargetModel, label_text, load_model
 from audit_core.model.reference import PROB_FLOOR
 
-SCORE = "log(p / (1 - p)) of the canary's label under the model (ranks as the loss does; no reference models)"
-SCORE_RESOLUTION = 1e-4
+__all__ = ["CanaryFile", "UploadedDpResult", "audit_uploaded_model", "label_probability"]
+
+_SCORE = "log(p / (1 - p)) of the canary's label under the model (ranks as the loss does; no reference models)"
+_SCORE_RESOLUTION = 1e-4
 """Scores less than this above the lowest score of their group (groups do not chain) count as that score: ties,
 broken at random (seeded) by the one-run test. ONNX computes in float32, so without it one model saved as ONNX and
 as skops could rank two equal canaries differently (a forest's 23/50 is not always the same float32)."""
-FAIR_COIN_P = 0.001
+_FAIR_COIN_P = 0.001
 """Below this two-sided binomial p-value, the included share is said to be unlikely for a fair coin per canary."""
 
 
@@ -107,14 +109,14 @@ def _check_sides(included: np.ndarray, *, name: str, column: str) -> None:
 def _coin_note(included: np.ndarray, *, column: str) -> str | None:
     k, m = int(included.sum()), len(included)
     p = float(stats.binomtest(k, m, 0.5).pvalue)
-    if p >= FAIR_COIN_P:
+    if p >= _FAIR_COIN_P:
         return None
     return (f"{k:,} of {m:,} canaries are marked included in '{column}', unlikely with a fair coin per canary "
             f"(two-sided binomial p = {p:.1g}); the one-run test assumes each canary was included with probability "
             "1/2, independently, before training: if they were chosen otherwise, the bound is not valid.")  # fmt: skip
 
 
-def read_canary_file(table: pd.DataFrame, *, target: str, included_column: str = INCLUDED_COLUMN,
+def _read_canary_file(table: pd.DataFrame, *, target: str, included_column: str = INCLUDED_COLUMN,
                      name: str = "canaries") -> CanaryFile:  # fmt: skip
     """The canaries from the team's table (see the module docstring); :class:`InputError`, one sentence, when unusable."""
     _check_columns(table, target=target, included_column=included_column, name=name)
@@ -162,7 +164,7 @@ def _near_ties_merged(scores: np.ndarray) -> np.ndarray:
     merged = ranked.copy()
     start = ranked[0]
     for i, value in enumerate(ranked):
-        start = value if value - start > SCORE_RESOLUTION else start
+        start = value if value - start > _SCORE_RESOLUTION else start
         merged[i] = start
     out = np.empty_like(scores)
     out[order] = merged
@@ -228,7 +230,7 @@ class UploadedDpResult:
                 "included_column": c.included_column,
             },
             "model": self.model,
-            "score": SCORE,
+            "score": _SCORE,
             "notes": list(c.notes),
             "seed": self.seed,
         }
@@ -262,7 +264,7 @@ def audit_uploaded_model(
     names : (model, canary file) names, for messages and the JSON.
     """
     report = as_progress(progress)
-    canaries = read_canary_file(canary_table, target=target, included_column=included_column, name=names[1])
+    canaries = _read_canary_file(canary_table, target=target, included_column=included_column, name=names[1])
     report(0.1, f"Reading the model {names[0]}")
     model = load_model(model_bytes, names[0], trusted=trusted)
     report(0.4, f"Scoring {canaries.m:,} canaries")

@@ -19,6 +19,17 @@ from audit_core.dp.figures import (
     uploaded_score_figure,
 )
 
+__all__ = [
+    "ASSUMPTION",
+    "LIMITS",
+    "build_report",
+    "build_uploaded_report",
+    "decision",
+    "uploaded_decision",
+    "uploaded_verdict",
+    "verdict",
+]
+
 if TYPE_CHECKING:  # annotations only: the uploaded-model mode never imports torch
     from audit_core.dp.audit import DpAuditResult
     from audit_core.dp.onerun import OneRunBound
@@ -120,7 +131,7 @@ def build_report(result: DpAuditResult, *, inputs: Sequence[InputSummary] = ()) 
 
 
 # ------------------------------------------------------------------------------------------ an uploaded model
-UPLOADED_RUN = "scoring the model on its"
+_UPLOADED_RUN = "scoring the model on its"
 ASSUMPTION = ("The bound holds only if each canary was put in the training data by a fair coin (probability 1/2, "
               "independently) before training, and the file lists every canary drawn with its label as trained.")  # fmt: skip
 
@@ -133,14 +144,14 @@ def _uploaded_head(result: UploadedDpResult) -> str:
 
 def uploaded_verdict(result: UploadedDpResult) -> str:
     """Plain-language reading of an uploaded model's check: the claim, what its canaries prove, the ceiling, the assumption."""
-    said = _claim_sentence(_bound_sentence(result.bound, run=UPLOADED_RUN), disproved=result.disproved,
+    said = _claim_sentence(_bound_sentence(result.bound, run=_UPLOADED_RUN), disproved=result.disproved,
                            epsilon=result.epsilon)  # fmt: skip
     return " ".join([_uploaded_head(result), said, _ceiling_sentence(result), ASSUMPTION])
 
 
 def uploaded_decision(result: UploadedDpResult) -> Decision:
     """High when the canaries prove more than the claimed epsilon (the claim is disproved), low otherwise (no proof)."""
-    bound = _bound_sentence(result.bound, run=UPLOADED_RUN)
+    bound = _bound_sentence(result.bound, run=_UPLOADED_RUN)
     if result.disproved:
         finding = Finding("high", f"The DP claim is disproved: {bound}, above the claimed epsilon {result.epsilon:g}.",
                           "Do not rely on the DP claim: check the training's clipping, noise, sampling and accounting, "
@@ -152,7 +163,7 @@ def uploaded_decision(result: UploadedDpResult) -> Decision:
     return decide([finding, Finding("low", ASSUMPTION), *notes], low=_not_exceeded(result, result.bound.epsilon))
 
 
-UPLOADED_LIMITS = [
+_UPLOADED_LIMITS = [
     LIMITS[0],
     LIMITS[1],
     NOT_A_PROOF,
@@ -179,6 +190,6 @@ def build_uploaded_report(result: UploadedDpResult, *, inputs: Sequence[InputSum
         ],
         tables=[("Every number of guesses r", uploaded_guesses_table(result))],
         verdict=uploaded_verdict(result),
-        limits=UPLOADED_LIMITS,
+        limits=_UPLOADED_LIMITS,
         seed=result.seed,
     )

@@ -36,9 +36,23 @@ import numpy as np
 
 from audit_core.model.reference import PROB_FLOOR
 
+__all__ = [
+    "ATTACKS",
+    "DEFAULT_ATTACKS",
+    "OFFLINE_ATTACKS",
+    "REFERENCE_ATTACKS",
+    "RMIA_A",
+    "VARIANCES",
+    "lira_offline_scores",
+    "lira_online_scores",
+    "lira_variance",
+    "loss_scores",
+    "rmia_scores",
+]
+
 RMIA_A = 0.3
 """The offline ``a`` of RMIA (privacy_meter's default; the paper tunes it on a reference model)."""
-RMIA_GAMMA = 1.0
+_RMIA_GAMMA = 1.0
 """RMIA's threshold on the pairwise likelihood ratio."""
 
 ATTACKS = ("loss", "rmia", "lira_offline", "lira_online")
@@ -49,7 +63,7 @@ REFERENCE_ATTACKS = ("rmia", "lira_offline", "lira_online")
 OFFLINE_ATTACKS = ("rmia", "lira_offline")
 """The attacks whose reference models never saw a candidate (:func:`audit_core.model.design.offline_design`)."""
 VARIANCES = ("auto", "global", "per_sample")
-PER_SAMPLE_FROM = 64
+_PER_SAMPLE_FROM = 64
 """``variance="auto"`` fits per-sample variances from this many reference models on (LiRA paper, Fig. 9)."""
 
 
@@ -63,7 +77,7 @@ def loss_scores(p_target: np.ndarray) -> np.ndarray:
 
 
 def rmia_scores(
-    p_target: np.ndarray, p_ref: np.ndarray, z_index: np.ndarray, *, a: float = RMIA_A, gamma: float = RMIA_GAMMA
+    p_target: np.ndarray, p_ref: np.ndarray, z_index: np.ndarray, *, a: float = RMIA_A, gamma: float = _RMIA_GAMMA
 ) -> np.ndarray:
     """RMIA offline: for each candidate, the share of population samples ``z`` it dominates.
 
@@ -105,9 +119,9 @@ def lira_offline_scores(p_target: np.ndarray, p_ref: np.ndarray) -> tuple[np.nda
 
 
 def lira_variance(variance: str, n_models: int) -> str:
-    """``"auto"`` -> ``"global"`` below :data:`PER_SAMPLE_FROM` reference models, ``"per_sample"`` from there on."""
+    """``"auto"`` -> ``"global"`` below :data:`_PER_SAMPLE_FROM` reference models, ``"per_sample"`` from there on."""
     if variance == "auto":
-        return "per_sample" if n_models >= PER_SAMPLE_FROM else "global"
+        return "per_sample" if n_models >= _PER_SAMPLE_FROM else "global"
     return variance
 
 

@@ -58,11 +58,13 @@ from audit_core.model.loading import is_safetensors, label_text, load_model
 from audit_core.model.reference import PROB_FLOOR, ReferenceModels, train_reference
 from audit_core.scores.audit import AttackCheck
 
-FIDELITY_MARGIN = 0.10
+__all__ = ["REFERENCE_EPOCHS", "Fidelity", "ModelAudit", "audit_model"]
+
+_FIDELITY_MARGIN = 0.10
 """Largest gap in train or test accuracy between the target and the reference models for the check to pass."""
-MIN_MEMBERS = 10
-MIN_POPULATION = 20
-EXPOSED_ROWS = 20
+_MIN_MEMBERS = 10
+_MIN_POPULATION = 20
+_EXPOSED_ROWS = 20
 REFERENCE_EPOCHS = 30
 """Epochs of an image model's reference models (``--reference-epochs``)."""
 
@@ -105,10 +107,10 @@ class Fidelity:
 
 def _fidelity(target: dict[str, float], refs: dict[str, ReferenceModels], non_member: np.ndarray) -> Fidelity:
     sides = {kind: r.fidelity(non_member) for kind, r in refs.items()}
-    ok = all(abs(side[k] - target[k]) <= FIDELITY_MARGIN for side in sides.values() for k in ("train_accuracy", "test_accuracy"))
+    ok = all(abs(side[k] - target[k]) <= _FIDELITY_MARGIN for side in sides.values() for k in ("train_accuracy", "test_accuracy"))
     reference = sides.get("offline", sides.get("online"))
     online = sides["online"] if len(sides) == 2 else None
-    return Fidelity(target=target, reference=reference, margin=FIDELITY_MARGIN, ok=bool(ok), online=online)  # type: ignore[arg-type]
+    return Fidelity(target=target, reference=reference, margin=_FIDELITY_MARGIN, ok=bool(ok), online=online)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -347,9 +349,9 @@ def audit_model(
         raise InputError(f"Attacks must be among {', '.join(ATTACKS)}; got {', '.join(unknown) or 'none'}.")
     if variance not in VARIANCES:
         raise InputError(f"The LiRA variance must be one of {', '.join(VARIANCES)}; got {variance!r}.")
-    if len(train) < MIN_MEMBERS or len(population) < MIN_POPULATION:
+    if len(train) < _MIN_MEMBERS or len(population) < _MIN_POPULATION:
         raise InputError(
-            f"The audit needs at least {MIN_MEMBERS} members and {MIN_POPULATION} population records (half of them are "
+            f"The audit needs at least {_MIN_MEMBERS} members and {_MIN_POPULATION} population records (half of them are "
             f"candidate non-members, half train the reference models); got {len(train):,} and {len(population):,}."
         )
     case = _case(model_bytes, train, population, target=target, family=family, trusted=trusted, epochs=epochs, names=names)
@@ -471,7 +473,7 @@ def _records(case: _Case, split: _Split, p_target: np.ndarray, scores: dict[str,
         records[f"{name}_fpr"] = _share_at_least(s, s[~member])
     best = max(checks.values(), key=lambda a: (a.tpr_at_fpr["0.01"].ci_low, a.auc)).name
     records = records.iloc[np.argsort(-scores[best], kind="mergesort")].reset_index(drop=True)
-    top = records[records["is_member"]].head(EXPOSED_ROWS)
+    top = records[records["is_member"]].head(_EXPOSED_ROWS)
     exposed = pd.concat([top[["row", f"{best}_score", f"{best}_fpr", "label"]].reset_index(drop=True),
                          case.values(top["row"].to_numpy())], axis=1)  # fmt: skip
     return records, exposed

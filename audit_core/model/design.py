@@ -26,6 +26,8 @@ import numpy as np
 
 from audit_core.common.errors import InputError
 
+__all__ = ["Design", "offline_design", "online_design"]
+
 
 @dataclass(frozen=True)
 class Design:
@@ -64,7 +66,7 @@ def offline_design(pool: np.ndarray, n_candidates: int, *, n_models: int, train_
     return Design(rows=rows, seeds=seeds, keep=np.zeros((n_models, n_candidates), dtype=bool), train_size=size)
 
 
-def online_in_counts(n_candidates: int, *, n_models: int, train_size: int) -> tuple[int, int]:
+def _online_in_counts(n_candidates: int, *, n_models: int, train_size: int) -> tuple[int, int]:
     """The fewest and most reference models any candidate is IN under :func:`online_design`."""
     c = min(train_size, n_candidates // 2)
     return (n_models * c) // n_candidates, -(-(n_models * c) // n_candidates)
@@ -80,7 +82,7 @@ def online_design(
     """
     n = len(candidates)
     c = min(train_size, n // 2)
-    low, high = online_in_counts(n, n_models=n_models, train_size=train_size)
+    low, high = _online_in_counts(n, n_models=n_models, train_size=train_size)
     if n_models < 2 or low < min_in or n_models - high < min_in:
         need = max(2 * min_in, -(-min_in * n // max(c, 1)))
         raise InputError(

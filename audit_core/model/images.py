@@ -29,8 +29,20 @@ from audit_core.common.runtime import ProgressFn
 from audit_core.model.design import Design
 from audit_core.model.reference import ReferenceModels, score_model, summarise
 
-IMAGE_SUFFIXES = (".npz", ".npy")
-HEADS = {"small_cnn": "fc2.bias", "resnet18": "linear.bias"}
+__all__ = [
+    "ImageModel",
+    "ImageSet",
+    "check_images",
+    "duplicated",
+    "load_image_model",
+    "probabilities",
+    "read_images",
+    "read_records",
+    "train_image_reference",
+]
+
+_IMAGE_SUFFIXES = (".npz", ".npy")
+_HEADS = {"small_cnn": "fc2.bias", "resnet18": "linear.bias"}
 """The last layer's bias of each architecture: its length is the number of classes."""
 
 
@@ -65,7 +77,7 @@ def read_images(source: Any, name: str) -> ImageSet:
 
 def read_records(source: Any, name: str) -> Any:
     """The members' or the population's records: an :class:`ImageSet` for ``.npz`` (or ``.npy``), else a table."""
-    if Path(name).suffix.lower() in IMAGE_SUFFIXES:
+    if Path(name).suffix.lower() in _IMAGE_SUFFIXES:
         return read_images(source, name)
     from audit_core.common.tables import read_table
 
@@ -99,7 +111,7 @@ def _weights_shape(data: bytes, name: str) -> tuple[int, dict[str, int]]:
     if conv is None or conv.ndim != 4:
         raise InputError(f"Model '{name}' holds weights of neither built-in image architecture (small_cnn, resnet18): "
                          "it has no 'conv1.weight' of a convolution; save the state_dict of one of them.")  # fmt: skip
-    heads = {a: int(state[k].shape[0]) for a, k in HEADS.items() if k in state and state[k].ndim == 1}
+    heads = {a: int(state[k].shape[0]) for a, k in _HEADS.items() if k in state and state[k].ndim == 1}
     return int(conv.shape[1]), heads
 
 

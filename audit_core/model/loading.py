@@ -57,10 +57,12 @@ from audit_core.common.errors import InputError
 from audit_core.common.limits import MAX_MODEL_MB
 from audit_core.common.tables import shortened
 
-ALLOWED_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+__all__ = ["TargetModel", "is_safetensors", "label_text", "load_model", "read_model_bytes"]
+
+_ALLOWED_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 """Operator domains an uploaded ONNX model may use (the standard ones; custom operators are native code)."""
 
-FORMATS = ("onnx", "skops")
+_FORMATS = ("onnx", "skops")
 _CLASSIFIER_OPS = {"TreeEnsembleClassifier", "LinearClassifier", "SVMClassifier", "TreeEnsemble"}
 _ORT_TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
               "tensor(int32)": np.int32, "tensor(string)": object}  # fmt: skip
@@ -79,7 +81,7 @@ def label_text(value: Any) -> str:
     return str(value).strip()
 
 
-def is_pickle(data: bytes) -> bool:
+def _is_pickle(data: bytes) -> bool:
     """True for a pickle stream (protocol 2 to 5 start with 0x80 and the protocol number)."""
     return len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5
 
@@ -122,7 +124,7 @@ def read_model_bytes(source: Any, name: str) -> bytes:
         raise too_big
     if not data:
         raise InputError(f"Model '{name}' is an empty file.")
-    if is_pickle(data) and not is_safetensors(data):  # a safetensors header length may start like a pickle
+    if _is_pickle(data) and not is_safetensors(data):  # a safetensors header length may start like a pickle
         raise InputError(
             f"Model '{name}' is a Python pickle, which can run any code when opened, so it is never loaded; "
             "export the model to ONNX (skl2onnx, torch.onnx), save it with skops, or save an image model's weights "
@@ -243,7 +245,7 @@ def _check_onnx(model: Any, name: str) -> None:
             "export the model to ONNX or save it with skops."
         )
     domains = {o.domain for o in model.opset_import} | {n.domain for n in _walk_graph(model.graph)}
-    custom = sorted(d for d in domains if d not in ALLOWED_DOMAINS)
+    custom = sorted(d for d in domains if d not in _ALLOWED_DOMAINS)
     if custom or len(model.functions):
         what = ", ".join(repr(d) for d in custom) if custom else "model-local functions"
         raise InputError(

@@ -32,6 +32,8 @@ import numpy as np
 from audit_core.common.runtime import ProgressFn, as_progress, blas_threads
 from audit_core.model.design import Design
 
+__all__ = ["FAMILIES", "PROB_FLOOR", "ReferenceModels", "make_model", "score_model", "summarise", "train_reference"]
+
 FAMILIES = ("logistic", "mlp", "gbdt")
 PROB_FLOOR = 1e-7
 """Probabilities are clipped to ``[PROB_FLOOR, 1]`` before any log or ratio (a fully grown tree says 0 and 1)."""
@@ -54,7 +56,7 @@ def make_model(family: str, seed: int):
     raise ValueError(f"unknown reference family {family!r}")  # pragma: no cover - the knob's choices refuse it
 
 
-def full_proba(model, X: np.ndarray, n_classes: int) -> np.ndarray:
+def _full_proba(model, X: np.ndarray, n_classes: int) -> np.ndarray:
     """``(n, n_classes)`` probabilities; a class the model never saw gets probability 0."""
     p = model.predict_proba(X)
     out = np.zeros((X.shape[0], n_classes))
@@ -145,7 +147,7 @@ def train_reference(
         with warnings.catch_warnings(), blas_threads(1):
             warnings.simplefilter("ignore", ConvergenceWarning)  # a capped iteration count is part of the family
             model.fit(X[rows], y[rows])
-        per_model.append(score_model(full_proba(model, X[rows], n_classes), y[rows],
-                                     full_proba(model, X[candidates], n_classes), y[candidates]))  # fmt: skip
+        per_model.append(score_model(_full_proba(model, X[rows], n_classes), y[rows],
+                                     _full_proba(model, X[candidates], n_classes), y[candidates]))  # fmt: skip
     report(1.0, f"trained {k_models} reference models")
     return summarise(design, family, per_model)

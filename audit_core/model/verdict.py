@@ -11,10 +11,12 @@ from audit_core.model.attacks import REFERENCE_ATTACKS
 from audit_core.model.audit import ModelAudit
 from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
 
-HIGH_FACTOR = 3.0
+__all__ = ["FPR", "LIMITS", "build_report", "decision", "verdict"]
+
+_HIGH_FACTOR = 3.0
 """``high`` when the best attack's TPR at 1 % FPR has its lower bound above this many times the FPR."""
-ELEVATED_FACTOR = 2.0
-ELEVATED_AUC = 0.6
+_ELEVATED_FACTOR = 2.0
+_ELEVATED_AUC = 0.6
 FPR = 0.01
 
 
@@ -47,9 +49,9 @@ def decision(audit: ModelAudit) -> Decision:
             f"{_pct(t.ci_low)} with 95 % confidence; AUC {best.auc:.3f})")  # fmt: skip
     fix = ("Retrain with regularisation or early stopping (a smaller gap between train and test accuracy), or with "
            "differential privacy, then audit again; look at the most exposed records first.")  # fmt: skip
-    if t.ci_low > HIGH_FACTOR * FPR:
+    if t.ci_low > _HIGH_FACTOR * FPR:
         findings.append(Finding("high", f"The model reveals who was in its training data: {said}.", fix))
-    elif t.ci_low > ELEVATED_FACTOR * FPR or best.auc > ELEVATED_AUC:
+    elif t.ci_low > _ELEVATED_FACTOR * FPR or best.auc > _ELEVATED_AUC:
         findings.append(Finding("elevated", f"The model leaks some membership: {said}.", fix))
     else:
         findings.append(Finding("low", f"No attack tells members from non-members clearly: {said}."))

@@ -32,14 +32,16 @@ from audit_core.common.privacy_bound import DEFAULT_DELTA, EpsilonBound, epsilon
 from audit_core.common.roc import DEFAULT_FPRS, RocCurve, TprAtFpr, _fpr_key, roc_curve, tpr_at_fpr
 from audit_core.common.tables import columns_sentence, read_table, table_row, yes_no_flags, yes_no_note
 
+__all__ = ["RECORD_COLUMNS", "REQUIRED", "AttackCheck", "ScoreCheck", "read_scores", "reversed_p_value", "score_check"]
+
 REQUIRED = ("score", "is_member")
-OPTIONAL = ("attack", "record_id")
-DEFAULT_ATTACK = "attack"
+_OPTIONAL = ("attack", "record_id")
+_DEFAULT_ATTACK = "attack"
 """Name of the single attack in a file without an ``attack`` column."""
 RECORD_COLUMNS = ("attack", "record_id", "score", "is_member", "rank", "fpr_if_flagged")
 """Columns of the per-record table (followed by one ``flagged_at_<fpr>`` column per target FPR)."""
 
-def membership_note(frame: pd.DataFrame) -> str | None:
+def _membership_note(frame: pd.DataFrame) -> str | None:
     """The sentence saying how a text ``is_member`` column was read (yes/no, true/false), or None for 0/1 or booleans."""
     column = next((c for c in frame.columns if str(c).strip().lower() == "is_member"), None)
     if column is None:
@@ -79,7 +81,7 @@ def _scores(values: pd.Series, *, table: str) -> np.ndarray:
     return arr
 
 
-def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFrame:
+def _validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFrame:
     """Check a score table and return it in canonical form.
 
     Returns a DataFrame with ``attack`` (str), ``record_id`` (str; the row number
@@ -100,7 +102,7 @@ def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFram
             "(higher = more member-like) and 'is_member' (0 or 1), optionally 'attack' and 'record_id'; "
             + columns_sentence(columns, missing[0])
         )
-    col = {k: frame[lowered[k]].reset_index(drop=True) for k in (*REQUIRED, *OPTIONAL) if k in lowered}
+    col = {k: frame[lowered[k]].reset_index(drop=True) for k in (*REQUIRED, *_OPTIONAL) if k in lowered}
     scores = _scores(col["score"], table=name)
     member = _membership(col["is_member"], table=name)
     if "attack" in col:
@@ -110,7 +112,7 @@ def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFram
             raise InputError(f"Column 'attack' names the attack of each row, but {table_row(name, i)} is empty; fill it in.")
         attack = attack.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
     else:
-        attack = pd.Series([DEFAULT_ATTACK] * len(scores))
+        attack = pd.Series([_DEFAULT_ATTACK] * len(scores))
     if "record_id" in col:
         rid = col["record_id"]
         if rid.isna().any():
@@ -139,11 +141,11 @@ def validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFram
 
 
 def read_scores(source: Any, *, name: str = "scores") -> pd.DataFrame:
-    """Read a CSV or Parquet score file (:func:`audit_core.common.tables.read_table`) and :func:`validate_scores` it."""
-    return validate_scores(read_table(source, name=name), name=name)
+    """Read a CSV or Parquet score file (:func:`audit_core.common.tables.read_table`) and :func:`_validate_scores` it."""
+    return _validate_scores(read_table(source, name=name), name=name)
 
 
-REVERSED_ALPHA = 0.025
+_REVERSED_ALPHA = 0.025
 """One-sided level at which an attack's scores are called reversed (members ranked *below* non-members
 beyond chance): the AUC's two-sided 95 % band would lie wholly below 0.5."""
 
@@ -164,7 +166,7 @@ def reversed_p_value(scores: np.ndarray, is_member: np.ndarray) -> float:
 class AttackCheck:
     """One attack's evaluation: ROC, AUC, TPR at each FPR, the epsilon lower bound.
 
-    ``reversed_p`` is :func:`reversed_p_value`; below :data:`REVERSED_ALPHA` the scores look reversed
+    ``reversed_p`` is :func:`reversed_p_value`; below :data:`_REVERSED_ALPHA` the scores look reversed
     (lower = more member-like): the check says so and reads them as given, never flipped silently.
     """
 
@@ -181,7 +183,7 @@ class AttackCheck:
     @property
     def reversed(self) -> bool:
         """Members score lower than non-members beyond chance: the scores look reversed."""
-        return self.reversed_p < REVERSED_ALPHA
+        return self.reversed_p < _REVERSED_ALPHA
 
     def reversed_sentence(self) -> str:
         """What a reversed score means for this check (empty when the scores are not reversed)."""
@@ -261,7 +263,7 @@ def score_check(
     Parameters
     ----------
     table : pandas.DataFrame
-        As read by :func:`audit_core.common.tables.read_table`; validated here by :func:`validate_scores`.
+        As read by :func:`audit_core.common.tables.read_table`; validated here by :func:`_validate_scores`.
     fprs : sequence of float
         Target false-positive rates, at least one (their bounds are the settings' knobs', audit_core.scores.spec).
     delta : float
@@ -270,7 +272,7 @@ def score_check(
         Seed of the stratified split behind the epsilon bound.
     """
     fprs = tuple(float(f) for f in fprs)
-    clean = validate_scores(table, name=name)
+    clean = _validate_scores(table, name=name)
     attacks: dict[str, AttackCheck] = {}
     thresholds: dict[str, dict[str, float]] = {}
     for attack_name, group in clean.groupby("attack", sort=False):
@@ -284,6 +286,6 @@ def score_check(
             reversed_p=reversed_p_value(s, y),
         )
         thresholds[str(attack_name)] = {k: t.threshold for k, t in at.items()}
-    note = membership_note(table)
+    note = _membership_note(table)
     return ScoreCheck(attacks=attacks, records=_records(clean, thresholds, fprs), fprs=fprs, delta=delta, seed=seed,
                       notes=(note,) if note else ())  # fmt: skip

@@ -12,6 +12,8 @@ import plotly.graph_objects as go
 from audit_core.common.figures import NEUTRAL, log_roc_figure
 from audit_core.scores.audit import AttackCheck
 
+__all__ = ["epsilon_table", "roc_figure", "tpr_table"]
+
 
 class _Attacks(Protocol):
     """Anything with evaluated attacks by name: the score check, the model audit."""

@@ -10,6 +10,8 @@ from audit_core.common.report import InputSummary, Report
 from audit_core.scores.audit import ScoreCheck
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
 
+__all__ = ["LIMITS", "build_report", "decision", "verdict"]
+
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"

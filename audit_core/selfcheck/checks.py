@@ -38,6 +38,19 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+__all__ = [
+    "ALPHA",
+    "VERSION",
+    "Check",
+    "SelfCheck",
+    "cache_path",
+    "last_result",
+    "lira_pool",
+    "run_selfcheck",
+    "status_line",
+    "store",
+]
+
 VERSION = "1"
 """The self-check's version: bump it when a check or a target changes."""
 
@@ -172,7 +185,7 @@ def _lira(seed: int, repeats: int, sizes: tuple[int, ...]) -> list[Check]:
     return out
 
 
-def gaussian_epsilon(mu: float, delta: float) -> float:
+def _gaussian_epsilon(mu: float, delta: float) -> float:
     """The exact epsilon at ``delta`` of the Gaussian mechanism with sensitivity / sigma = mu."""
 
     def gap(eps: float) -> float:
@@ -199,7 +212,7 @@ def _epsilon(rng: np.random.Generator, reps: int) -> list[Check]:
                      share, "<= 0.05 above", share <= 0.05,
                      f"randomized response, eps = 1, {n:,} per class, {reps} runs, mean bound {np.mean(means):.3f}"))  # fmt: skip
     mu, delta, n = 1.0, 1e-5, 2000
-    truth = gaussian_epsilon(mu, delta)
+    truth = _gaussian_epsilon(mu, delta)
     y = np.r_[np.ones(n, dtype=bool), np.zeros(n, dtype=bool)]
     bounds = np.array([epsilon_lower_bound(rng.normal(size=2 * n) + mu * y, y, delta=delta, seed=r).epsilon
                        for r in range(reps)])  # fmt: skip
