@@ -1,7 +1,7 @@
 """Reliable low-FPR evaluation of LiRA: aggregation, per-sample calibration, FPC.
 
 Implements docs/methods.md §2. The heavy part, :func:`train_pool`, trains M target/shadow
-models as one batched computation (:mod:`audit_core.lira.batched_models`) and keeps the
+models as one batched computation (:mod:`audit_core.lira.training`) and keeps the
 ``(M, N)`` matrix of LiRA scores ``s = log(p_y / (1 - p_y))`` with the keep-matrix that
 says which record trained which model. Everything else is cheap and re-runs when the
 FPR alpha changes:
@@ -37,13 +37,10 @@ from audit_core.common.limits import MIN_MODELS
 from audit_core.common.privacy_bound import epsilon_bound_json, target_model_scores
 from audit_core.common.roc import RocCurve, TprAtFpr, roc_curve, tpr_at_fpr
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
-from audit_core.lira.batched_models import (
-    BatchedModels,
-    Design,
-    balanced_keep_matrix,
-    prepare_design,
-    train_models,
-)
+from audit_core.lira.batched_models import BatchedModels
+from audit_core.lira.design import Design, prepare_design
+from audit_core.lira.keep_matrix import balanced_keep_matrix
+from audit_core.lira.training import TrainingDivergedError, TrainOptions, train_models
 
 SD_FLOOR = 1e-4
 
@@ -127,7 +124,7 @@ def train_pool(
     device=None,
     progress: ProgressFn | None = None,
     client=None,
-    **train_options,
+    options: TrainOptions = TrainOptions(),
 ) -> ModelPool:
     """Train M models on balanced random halves of ``df`` and score every record.
 
@@ -145,10 +142,10 @@ def train_pool(
     progress : callable, optional
     client : distributed.Client, optional
         Train the M models in batches on this Dask cluster (same keep-matrix, same
-        models: :func:`audit_core.lira.batched_models.train_models`); None: in this process.
-    **train_options
-        Passed to :func:`audit_core.lira.batched_models.train_batched` (``hidden``,
-        ``epochs``, ``learning_rate``...).
+        models: :func:`audit_core.lira.training.train_models`); None: in this process.
+    options : TrainOptions
+        How the models are trained (:class:`audit_core.lira.training.TrainOptions`: MLP size,
+        epochs, learning rate...); the audit uses the defaults.
 
     Returns
     -------
@@ -165,7 +162,7 @@ def train_pool(
     design = prepare_design(df, target=target)
     keep = balanced_keep_matrix(len(design.y), n_models=n_models, seed=seed)
     models, seconds = _train_timed(
-        design, keep, kind=model, seed=seed, device=device, progress=progress, client=client, options=train_options
+        design, keep, kind=model, seed=seed, device=device, progress=progress, client=client, options=options
     )
     report(0.97, "Scoring every record with every model")
     pool = _score_pool(models, design, keep, model=model, target=target, seconds=seconds)
@@ -174,7 +171,7 @@ def train_pool(
 
 
 def _train_timed(
-    design: Design, keep: np.ndarray, *, kind: str, seed: int, device, progress: ProgressFn | None, client, options: dict
+    design: Design, keep: np.ndarray, *, kind, seed: int, device, progress: ProgressFn | None, client, options: TrainOptions
 ) -> tuple[BatchedModels, float]:
     """Train the M models of ``keep`` on ``design`` (progress 0.02 to 0.97); return them and the wall time."""
     t0 = time.perf_counter()
@@ -188,7 +185,7 @@ def _train_timed(
         device=device,
         progress=sub_progress(progress, 0.02, 0.97),
         client=client,
-        **options,
+        options=options,
     )
     return models, time.perf_counter() - t0
 
@@ -197,8 +194,6 @@ def _score_pool(models: BatchedModels, design: Design, keep: np.ndarray, *, mode
     """Score every record with every trained model, and measure each model on its own half and on the other."""
     scores = models.scores(design.X, design.y)
     if not np.all(np.isfinite(scores)):
-        from audit_core.lira.batched_models import TrainingDivergedError
-
         raise TrainingDivergedError("Training produced non-finite scores; lower the learning rate or check the features.")
     correct = models.predict(design.X) == design.y[None, :]
     train_acc = (correct & keep).sum(1) / keep.sum(1)
@@ -1162,7 +1157,7 @@ def models_sweep(
     """What-if: the four aggregations recomputed with M' < M models of the pool.
 
     Draws ``repeats`` random subsets of whole complementary pairs (rows 2k, 2k+1 of the
-    keep-matrix, see :func:`audit_core.lira.batched_models.balanced_keep_matrix`), so every
+    keep-matrix, see :func:`audit_core.lira.keep_matrix.balanced_keep_matrix`), so every
     subset keeps each record in exactly M'/2 models. Default sizes: 8, 16, 32, ... and M.
     """
     M = scores.shape[0]
@@ -1299,7 +1294,7 @@ def run_lira(
     n_bootstrap: int = 200,
     device=None,
     progress: ProgressFn | None = None,
-    **train_options,
+    options: TrainOptions = TrainOptions(),
 ) -> LiraResult:
     """Train the pool, evaluate at alpha, and run the what-if over M (docs/methods.md §2)."""
     pool = train_pool(
@@ -1310,6 +1305,6 @@ def run_lira(
         seed=seed,
         device=device,
         progress=sub_progress(progress, 0.0, 0.85),
-        **train_options,
+        options=options,
     )
     return evaluate_pool(pool, fpr=fpr, seed=seed, n_bootstrap=n_bootstrap, progress=sub_progress(progress, 0.85, 1.0))

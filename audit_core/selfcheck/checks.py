@@ -138,7 +138,7 @@ def lira_pool(n_records: int, n_models: int, seed: int, *, signal: bool = True) 
     with ``signal`` a member's score is shifted by Exponential(0.8) of its sd. The truth
     is the mean over records of ``1 - Phi(z_{1 - alpha} - shift)`` (alpha without signal).
     """
-    from audit_core.lira.batched_models import balanced_keep_matrix
+    from audit_core.lira.keep_matrix import balanced_keep_matrix
 
     rng = np.random.default_rng(seed)
     keep = balanced_keep_matrix(n_records, n_models=n_models, seed=seed)

@@ -6,7 +6,7 @@ import numpy as np
 from scipy import stats
 
 from audit_core.lira.audit import evaluate_lira
-from audit_core.lira.batched_models import balanced_keep_matrix
+from audit_core.lira.keep_matrix import balanced_keep_matrix
 
 ALPHA = 0.05
 
