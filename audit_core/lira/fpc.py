@@ -6,7 +6,7 @@ population: ``sigma_emp^2 ~= FPC * sigma_ana^2`` with ``FPC = 1 - N/N_+``. Divid
 empirical variance by FPC corrects it. :func:`fpc_simulation` shows this on Gaussian
 data with the subset mean as the "model"; :func:`fpc_sweep` does so over a range of
 N/N_+. The correction itself, applied to LiRA scores, is a variant in
-:func:`audit_core.lira.audit.evaluate_lira`.
+:func:`audit_core.lira.evaluation.evaluate_lira`.
 """
 
 from __future__ import annotations

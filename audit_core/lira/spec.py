@@ -44,7 +44,7 @@ def _check(inputs: Inputs, s: LiraSettings) -> None:
 
 def _prepare(inputs: Inputs, s: LiraSettings, ctx: Context):
     """The M models, trained as one batch, and every record's score under each (the slow part)."""
-    from audit_core.lira.audit import train_pool
+    from audit_core.lira.pool import train_pool
 
     return train_pool(inputs["data"], target=s.target, model=s.model, n_models=s.models, seed=ctx.seed,
                       progress=ctx.progress, client=ctx.client)  # fmt: skip
@@ -52,7 +52,7 @@ def _prepare(inputs: Inputs, s: LiraSettings, ctx: Context):
 
 def _run(inputs: Inputs, s: LiraSettings, ctx: Context):
     """The rules at alpha, the what-if over M and the finite-population sweep, on the trained pool."""
-    from audit_core.lira.audit import evaluate_pool
+    from audit_core.lira.result import evaluate_pool
 
     data = inputs["data"]
     result = evaluate_pool(ctx.prepared, fpr=s.fpr, seed=ctx.seed, progress=ctx.progress)

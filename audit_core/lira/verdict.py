@@ -7,11 +7,15 @@ import pandas as pd
 
 from audit_core.common.decision import Decision, Finding, decide
 from audit_core.common.report import Report, describe_input
-from audit_core.lira.audit import LiraResult, vulnerable_records
+from audit_core.lira.evaluation import vulnerable_records
 from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, tpr_table
+from audit_core.lira.result import LiraResult
+
+__all__ = ["build_report", "decision", "verdict"]
 
 
 def _pct(x: float) -> str:
+    """A share as a percentage with one decimal."""
     return f"{100 * x:.1f} %"
 
 

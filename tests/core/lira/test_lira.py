@@ -15,17 +15,15 @@ from scipy import stats
 
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
-from audit_core.lira.audit import (
-    evaluate_lira,
-    lira_warnings,
-    models_sweep,
-    run_lira,
-    train_pool,
-)
 from audit_core.lira.batched_models import logit_confidence
 from audit_core.lira.design import prepare_design
+from audit_core.lira.evaluation import evaluate_lira
 from audit_core.lira.keep_matrix import balanced_keep_matrix
+from audit_core.lira.pool import train_pool
+from audit_core.lira.result import run_lira
+from audit_core.lira.sweep import models_sweep
 from audit_core.lira.training import TrainingDivergedError, TrainOptions, train_batched
+from audit_core.lira.warnings import lira_warnings
 
 ROOT = Path(__file__).resolve().parents[3]
 GERMAN = ROOT / "sample_data" / "german_credit.csv"
@@ -276,7 +274,7 @@ def test_bad_settings_get_a_sentence_before_any_training(n_models, fpr, match, m
     from audit_core.registry import REGISTRY
     from tests.conftest import spy
 
-    fits = spy(monkeypatch, "audit_core.lira.audit", "train_pool")
+    fits = spy(monkeypatch, "audit_core.lira.pool", "train_pool")
     lira = REGISTRY["lira"]
     with pytest.raises(InputError, match=match):
         run(lira, Inputs({"data": pd.read_csv(GERMAN)}), lira.settings(target="credit", models=n_models, fpr=fpr), seed=0)
