@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import FPC_POPULATION, FPC_REPEATS, LIRA_MODELS, MODELS, TARGET_FPR, Bound
+from audit_core.common.limits import FPC_CELLS, FPC_MODELS, FPC_POPULATION, FPC_REPEATS, FPC_TRAIN_SIZE, LIRA_MODELS, TARGET_FPR
 from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
 from audit_core.lira.choices import MODEL_TYPES
 
@@ -140,11 +140,22 @@ LIRA = Audit(
 # ----------------------------------------------------------------------------- finite-population simulation (a tool)
 @dataclass(frozen=True)
 class FpcSettings(Settings):
+    """The finite-population simulation's knobs: N_+, N, M and the repeats."""
+
     population: int = knob(REQUIRED, "N_+: size of the finite pool", bound=FPC_POPULATION)
-    train_size: int = knob(REQUIRED, "N: size of each training subset", bound=Bound("the training-set size N", 1,
-                           FPC_POPULATION.high))  # fmt: skip
-    models: int = knob(64, "Number of models M", bound=MODELS)
+    train_size: int = knob(REQUIRED, "N: size of each training subset", bound=FPC_TRAIN_SIZE)
+    models: int = knob(64, "Number of models M", bound=FPC_MODELS)
     repeats: int = knob(200, "Simulation repeats", bound=FPC_REPEATS)
+
+    def validate(self) -> None:
+        """Each knob's bound, then the rules that tie them: N below N_+, and N_+ x M within what one repeat draws."""
+        super().validate()
+        if self.train_size >= self.population:
+            raise InputError(f"--train-size must be below --population: the training size must be between 2 and the "
+                             f"population size minus one (got N = {self.train_size}, N_+ = {self.population}).")  # fmt: skip
+        if self.population * self.models > FPC_CELLS:
+            raise InputError(f"--population x --models is too large for this simulation ({self.population:,} x "
+                             f"{self.models:,} > {FPC_CELLS:,}); use a smaller population or fewer models.")  # fmt: skip
 
 
 def _run_fpc(inputs: Inputs, s: FpcSettings, ctx: Context):
