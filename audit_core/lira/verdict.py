@@ -26,9 +26,9 @@ def verdict(result: LiraResult) -> str:
     t, lo_hi = ev.tpr["post_processed_t"], ev.tpr_ci.get("post_processed_t", (np.nan, np.nan))
     naive = ev.fpr_summary("naive")
     pp = ev.fpr_summary("post_processed_t")
-    ps_lo, ps_hi = ev.tpr_ci.get("per_sample_mean", (None, None))
+    ps_interval = ev.tpr_ci.get("per_sample_mean")  # none when evaluated without the bootstrap
     holds = ev.holds_alpha
-    ps_ci = f" (95 % interval {_pct(ps_lo)} to {_pct(ps_hi)})" if ps_lo is not None else ""
+    ps_ci = f" (95 % interval {_pct(ps_interval[0])} to {_pct(ps_interval[1])})" if ps_interval is not None else ""
     if holds.get("post_processed_t", True):
         text = [
             f"Report the post-processed TPR with the Student-t threshold: {_pct(t)} of members exposed at "
