@@ -113,7 +113,9 @@ def scale(client, n: int, parts: int) -> None:
 
 
 def lira(client, rows: int, models: int) -> None:
-    from audit_core.lira.batched_models import balanced_keep_matrix, prepare_design, train_batched, train_models
+    from audit_core.lira.design import prepare_design
+    from audit_core.lira.keep_matrix import balanced_keep_matrix
+    from audit_core.lira.training import train_batched, train_models
 
     adult = pd.read_csv(ROOT / "sample_data" / "adult" / "train.csv").sample(rows, random_state=0, replace=True)
     design = prepare_design(adult.reset_index(drop=True), target="income_per_year")

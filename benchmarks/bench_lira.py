@@ -1,4 +1,4 @@
-"""Batched shadow models (audit_core.lira.batched_models) against scikit-learn, one model at a time.
+"""Batched shadow models (audit_core.lira.training) against scikit-learn, one model at a time.
 
 docs/methods.md §2 needs M models, each trained on its own random half of the table. The
 peer is scikit-learn fitting them one after another (``LogisticRegression`` with
@@ -13,7 +13,7 @@ the sequential peer (a fairer yardstick on a shared machine), and the mean held-
 accuracy of both (the other half of the table).
 
 Data: ``sample_data/adult.csv`` (target ``income_per_year``), one-hot + standardised
-once (``audit_core.lira.batched_models.prepare_design``).
+once (``audit_core.lira.design.prepare_design``).
 
 Target: M = 64 MLPs on Adult in under two minutes on 2 cores (printed as a check).
 
@@ -40,7 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from audit_core.common.runtime import blas_threads, pick_device  # noqa: E402
-from audit_core.lira.batched_models import balanced_keep_matrix, prepare_design, train_batched  # noqa: E402
+from audit_core.lira.design import prepare_design  # noqa: E402
+from audit_core.lira.keep_matrix import balanced_keep_matrix  # noqa: E402
+from audit_core.lira.training import TrainOptions, train_batched  # noqa: E402
 
 
 def _sk_model(kind: str, epochs: int):
@@ -88,7 +90,7 @@ def peer(kind: str, X, y, keep, *, epochs: int, n_fit: int, jobs: int) -> tuple[
 def ours(kind: str, X, y, keep, *, epochs: int) -> tuple[float, float, float]:
     device = pick_device()
     t0, c0 = time.perf_counter(), time.process_time()
-    models = train_batched(X, y, keep, kind=kind, epochs=epochs, device=device)
+    models = train_batched(X, y, keep, kind=kind, options=TrainOptions(epochs=epochs), device=device)
     if device.type == "cuda":
         torch.cuda.synchronize()
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -118,8 +120,8 @@ def main() -> None:
           f"device {pick_device()}")  # fmt: skip
     # warm-up: the first optimiser step imports and initialises lazily
     warm = balanced_keep_matrix(len(y), n_models=2, seed=1)
-    train_batched(X[:2000], y[:2000], warm[:, :2000], kind="logistic", max_iter=5)
-    train_batched(X[:2000], y[:2000], warm[:, :2000], kind="mlp", epochs=1)
+    train_batched(X[:2000], y[:2000], warm[:, :2000], kind="logistic", options=TrainOptions(max_iter=5))
+    train_batched(X[:2000], y[:2000], warm[:, :2000], kind="mlp", options=TrainOptions(epochs=1))
 
     rows = []
     for kind in args.kinds:

@@ -3,7 +3,7 @@
 Three steps scale with the data and can be spread over a cluster: the Gower
 nearest-neighbour search (:mod:`audit_core.synthetic.distributed_distance`), the fits of a
 generator comparison (:func:`audit_core.synthetic.comparison.compare_generators`) and the
-training of LiRA's M models (:func:`audit_core.lira.batched_models.train_models`). Each
+training of LiRA's M models (:func:`audit_core.lira.training.train_models`). Each
 takes ``client=None``: without a client nothing changes; with one, the work is cut
 into tasks that Dask schedules on its workers, and the results are the same numbers
 as in one process.

@@ -117,8 +117,14 @@ ATTACK_STEPS = Bound("the number of attack steps", 1, 500)
 LAMBDA = Bound("the AR-MIA lambda", 1e-3, 1e3, integer=False)
 GENERATED_ROWS = Bound("the number of synthetic rows", 1, 1_000_000)
 GENERATOR_EPOCHS = Bound("the number of generator epochs", 1, 2_000)
-FPC_POPULATION = Bound("the population size N_+", 2, 10_000_000)
+FPC_POPULATION = Bound("the population size N_+", 4, 10_000_000)
+FPC_TRAIN_SIZE = Bound("the training-set size N", 2, FPC_POPULATION.high)
+"""The FPC simulation's N; below N_+ too (``FpcSettings.validate``)."""
 MODELS = Bound("the number of models", 2, 1024)
+FPC_MODELS = Bound("the number of models", 3, MODELS.high)
+"""The FPC simulation's M: the spread of the M subset means needs 3 of them."""
+FPC_CELLS = 50_000_000
+"""Most population values x models the FPC simulation draws per repeat."""
 MIN_MODELS = 8
 """Fewest LiRA models: leave-one-out with the Student-t threshold needs a few out-scores per record."""
 LIRA_MODELS = Bound("the number of models", MIN_MODELS, MODELS.high, multiple=2)

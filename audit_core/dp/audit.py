@@ -1,6 +1,6 @@
 """The DP claim check: train with DP-SGD at the claimed (epsilon, delta) with canaries, and audit the claim in one run.
 
-The table is encoded as the LiRA audit encodes it (:func:`audit_core.lira.batched_models.prepare_design`),
+The table is encoded as the LiRA audit encodes it (:func:`audit_core.lira.design.prepare_design`),
 split into test rows, m canaries and base rows (:mod:`audit_core.dp.canaries`); one model is
 trained by DP-SGD at the claim and one, the same, without DP (:mod:`audit_core.dp.training`)
 on the base rows and the included canaries. Each canary is scored by LiRA's logit
@@ -22,7 +22,7 @@ from audit_core.dp.canaries import Canaries, draw_canaries
 from audit_core.dp.onerun import CONFIDENCE, OneRunBound, ceiling, one_run_audit
 from audit_core.dp.training import BATCH_SIZE, MAX_GRAD_NORM, TrainedModel, train
 from audit_core.fabrication.image_models import cpu_threads
-from audit_core.lira.batched_models import prepare_design
+from audit_core.lira.design import prepare_design
 
 __all__ = ["DpAuditResult", "ModelAudit", "run_dp_audit"]
 

@@ -1,7 +1,7 @@
 """DP-SGD through Opacus (per-sample clipping, Gaussian noise from its RDP accountant), and the same model without DP.
 
 Both models are logistic regression or a one-hidden-layer MLP (:data:`_HIDDEN` units) on the
-features of :func:`audit_core.lira.batched_models.prepare_design`, trained by SGD with the
+features of :func:`audit_core.lira.design.prepare_design`, trained by SGD with the
 same learning rate, batch size and epochs. The DP model samples each batch by Poisson
 sampling at rate ``batch_size / n`` (Opacus' DPDataLoader), clips every per-sample gradient
 to norm :data:`MAX_GRAD_NORM` and adds Gaussian noise whose multiplier Opacus' RDP

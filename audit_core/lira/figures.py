@@ -9,8 +9,20 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from audit_core.common.figures import ATTACK_COLORS, NEUTRAL, apply_layout, log_roc_figure
-from audit_core.lira.audit import LiraEvaluation, ModelsSweep, vulnerable_records
+from audit_core.lira.evaluation import LiraEvaluation, vulnerable_records
 from audit_core.lira.fpc import FpcSimulation
+from audit_core.lira.sweep import ModelsSweep
+
+__all__ = [
+    "LABELS",
+    "fpc_figure",
+    "models_sweep_figure",
+    "per_sample_fpr_figure",
+    "records_table",
+    "roc_figure",
+    "tpr_table",
+    "vulnerable_table",
+]
 
 LABELS = {
     "naive": "naive concatenation",
@@ -171,7 +183,7 @@ def tpr_table(ev: LiraEvaluation) -> pd.DataFrame:
 
 
 def vulnerable_table(ev: LiraEvaluation, data: pd.DataFrame | None = None, *, top: int = 20) -> pd.DataFrame:
-    """The most exposed records (:func:`audit_core.lira.audit.vulnerable_records`) with their table values."""
+    """The most exposed records (:func:`audit_core.lira.evaluation.vulnerable_records`) with their table values."""
     table = vulnerable_records(ev, top=top)
     if data is None:
         return table

@@ -6,7 +6,7 @@ population: ``sigma_emp^2 ~= FPC * sigma_ana^2`` with ``FPC = 1 - N/N_+``. Divid
 empirical variance by FPC corrects it. :func:`fpc_simulation` shows this on Gaussian
 data with the subset mean as the "model"; :func:`fpc_sweep` does so over a range of
 N/N_+. The correction itself, applied to LiRA scores, is a variant in
-:func:`audit_core.lira.audit.evaluate_lira`.
+:func:`audit_core.lira.evaluation.evaluate_lira`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audit_core.common.errors import InputError
+__all__ = ["FpcSimulation", "fpc_simulation", "fpc_sweep"]
 
 
 @dataclass(frozen=True)
@@ -73,18 +73,13 @@ class FpcSimulation:
 def fpc_simulation(*, population: int, train_size: int, n_models: int = 64, repeats: int = 200, seed: int = 0) -> FpcSimulation:
     """Simulate sigma_emp/sigma_ana for M subsets of size N from a pool of N_+ (docs/methods.md §2).
 
+    The settings are the ``fpc-sim`` tool's knobs (``FpcSettings``: 2 <= N < N_+, M >= 3,
+    at least 1 repeat, N_+ x M bounded), checked once before this runs.
+
     >>> r = fpc_simulation(population=2000, train_size=1000, n_models=64, repeats=50, seed=0)
     >>> round(r.fpc, 2), abs(r.ratio_empirical - 0.707) < 0.05, abs(r.ratio_corrected - 1) < 0.07
     (0.5, True, True)
     """
-    if population < 4 or not 2 <= train_size < population:
-        raise InputError(
-            f"The training size must be between 2 and the population size minus one (got N = {train_size}, N_+ = {population})."
-        )
-    if n_models < 3 or repeats < 1:
-        raise InputError("The FPC simulation needs at least 3 models and 1 repeat.")
-    if population * n_models > 50_000_000:
-        raise InputError("N_+ x M is too large for this simulation; use a smaller population or fewer models.")
     rng = np.random.default_rng(seed)
     fpc = 1.0 - train_size / population
     ratios = np.empty(repeats)

@@ -3,20 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from audit_core.common.errors import InputError
-from audit_core.common.limits import FPC_POPULATION, FPC_REPEATS, LIRA_MODELS, MODELS, TARGET_FPR, Bound
+from audit_core.common.limits import (
+    FPC_CELLS,
+    FPC_MODELS,
+    FPC_POPULATION,
+    FPC_REPEATS,
+    FPC_TRAIN_SIZE,
+    LIRA_MODELS,
+    TARGET_FPR,
+)
 from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
-from audit_core.lira.choices import MODEL_TYPES
+from audit_core.lira.choices import MODEL_TYPES, ModelType
+
+if TYPE_CHECKING:  # annotations only: importing the registry never imports torch
+    import pandas as pd
+
+    from audit_core.common.decision import Decision
+    from audit_core.common.report import Report
+    from audit_core.lira.fpc import FpcSimulation
+    from audit_core.lira.pool import ModelPool
+    from audit_core.lira.result import LiraResult
 
 __all__ = ["FPC_SIM", "LIRA", "FpcSettings", "LiraSettings"]
 
 
 @dataclass(frozen=True)
 class LiraSettings(Settings):
+    """The LiRA audit's knobs: target, model family and M (setup), alpha (run), the group column (re-score)."""
+
     target: str = knob(REQUIRED, "Target column", "The class the models predict; every other column is a feature "
                        "(one-hot / scaled once).", stage="setup")  # fmt: skip
-    model: str = knob("logistic", "Model type", "Logistic regression or a one-hidden-layer MLP (32 units).",
+    model: ModelType = knob("logistic", "Model type", "Logistic regression or a one-hidden-layer MLP (32 units).",
                       choices=MODEL_TYPES, stage="setup")  # fmt: skip
     models: int = knob(64, "Number of models M", "Even: each record is in exactly M/2 models and out of the others.",
                        bound=LIRA_MODELS, stage="setup")  # fmt: skip
@@ -28,7 +48,7 @@ class LiraSettings(Settings):
 
 def _check(inputs: Inputs, s: LiraSettings) -> None:
     """The group column exists, and alpha is measurable with this many records and models (the target column is
-    checked where the table is encoded, audit_core.lira.batched_models.prepare_design)."""
+    checked where the table is encoded, audit_core.lira.design.prepare_design)."""
     from audit_core.common.tables import columns_sentence
 
     data = inputs["data"]
@@ -42,17 +62,17 @@ def _check(inputs: Inputs, s: LiraSettings) -> None:
                          "more models.")  # fmt: skip
 
 
-def _prepare(inputs: Inputs, s: LiraSettings, ctx: Context):
+def _prepare(inputs: Inputs, s: LiraSettings, ctx: Context) -> ModelPool:
     """The M models, trained as one batch, and every record's score under each (the slow part)."""
-    from audit_core.lira.audit import train_pool
+    from audit_core.lira.pool import train_pool
 
     return train_pool(inputs["data"], target=s.target, model=s.model, n_models=s.models, seed=ctx.seed,
                       progress=ctx.progress, client=ctx.client)  # fmt: skip
 
 
-def _run(inputs: Inputs, s: LiraSettings, ctx: Context):
+def _run(inputs: Inputs, s: LiraSettings, ctx: Context) -> LiraResult:
     """The rules at alpha, the what-if over M and the finite-population sweep, on the trained pool."""
-    from audit_core.lira.audit import evaluate_pool
+    from audit_core.lira.result import evaluate_pool
 
     data = inputs["data"]
     result = evaluate_pool(ctx.prepared, fpr=s.fpr, seed=ctx.seed, progress=ctx.progress)
@@ -60,23 +80,23 @@ def _run(inputs: Inputs, s: LiraSettings, ctx: Context):
     return replace(result, columns=columns).with_groups(None)
 
 
-def _rescore(result, s: LiraSettings, ctx: Context):
+def _rescore(result: LiraResult, s: LiraSettings, ctx: Context) -> LiraResult:
     return result.with_groups(s.groups)
 
 
-def _decision(result):
+def _decision(result: LiraResult) -> Decision:
     from audit_core.lira.verdict import decision
 
     return decision(result)
 
 
-def _verdict(result) -> str:
+def _verdict(result: LiraResult) -> str:
     from audit_core.lira.verdict import verdict
 
     return verdict(result)
 
 
-def _report(outcome: Outcome):
+def _report(outcome: Outcome[LiraSettings, LiraResult]) -> Report:
     from audit_core.lira.verdict import build_report
 
     report = build_report(outcome.value, data=outcome.inputs["data"], data_name=outcome.inputs.name("data", "table"),
@@ -88,7 +108,7 @@ def _report(outcome: Outcome):
     return replace(report, tables=[*report.tables, (caption, groups.table())])
 
 
-def _summary(outcome: Outcome) -> list[str]:
+def _summary(outcome: Outcome[LiraSettings, LiraResult]) -> list[str]:
     s, t = outcome.settings, outcome.value.evaluation.tpr
     return [
         f"TPR at FPR {s.fpr:g} over {s.models} {s.model} models: naive {t['naive']:.3f}, "
@@ -97,20 +117,20 @@ def _summary(outcome: Outcome) -> list[str]:
     ]
 
 
-def _notes(outcome: Outcome) -> list[str]:
+def _notes(outcome: Outcome[LiraSettings, LiraResult]) -> list[str]:
     result, s = outcome.value, outcome.settings
     lines = [f"warning: {w}" for w in result.evaluation.warnings]
     # wall-clock time is not reproducible, so it stays out of the JSON
     return [*lines, f"trained {s.models} {s.model} models in {result.timing()['train_seconds']:.1f} s"]
 
 
-def _records(outcome: Outcome):
+def _records(outcome: Outcome[LiraSettings, LiraResult]) -> pd.DataFrame:
     from audit_core.lira.figures import records_table
 
     return records_table(outcome.value.evaluation)
 
 
-LIRA = Audit(
+LIRA: Audit[LiraSettings, LiraResult] = Audit(
     name="lira",
     title="Calibrated LiRA",
     icon="📏",
@@ -140,26 +160,37 @@ LIRA = Audit(
 # ----------------------------------------------------------------------------- finite-population simulation (a tool)
 @dataclass(frozen=True)
 class FpcSettings(Settings):
+    """The finite-population simulation's knobs: N_+, N, M and the repeats."""
+
     population: int = knob(REQUIRED, "N_+: size of the finite pool", bound=FPC_POPULATION)
-    train_size: int = knob(REQUIRED, "N: size of each training subset", bound=Bound("the training-set size N", 1,
-                           FPC_POPULATION.high))  # fmt: skip
-    models: int = knob(64, "Number of models M", bound=MODELS)
+    train_size: int = knob(REQUIRED, "N: size of each training subset", bound=FPC_TRAIN_SIZE)
+    models: int = knob(64, "Number of models M", bound=FPC_MODELS)
     repeats: int = knob(200, "Simulation repeats", bound=FPC_REPEATS)
 
+    def validate(self) -> None:
+        """Each knob's bound, then the rules that tie them: N below N_+, and N_+ x M within what one repeat draws."""
+        super().validate()
+        if self.train_size >= self.population:
+            raise InputError(f"--train-size must be below --population: the training size must be between 2 and the "
+                             f"population size minus one (got N = {self.train_size}, N_+ = {self.population}).")  # fmt: skip
+        if self.population * self.models > FPC_CELLS:
+            raise InputError(f"--population x --models is too large for this simulation ({self.population:,} x "
+                             f"{self.models:,} > {FPC_CELLS:,}); use a smaller population or fewer models.")  # fmt: skip
 
-def _run_fpc(inputs: Inputs, s: FpcSettings, ctx: Context):
+
+def _run_fpc(inputs: Inputs, s: FpcSettings, ctx: Context) -> FpcSimulation:
     from audit_core.lira.fpc import fpc_simulation
 
     return fpc_simulation(population=s.population, train_size=s.train_size, n_models=s.models, repeats=s.repeats,
                           seed=ctx.seed)  # fmt: skip
 
 
-def _fpc_verdict(sim) -> str:
+def _fpc_verdict(sim: FpcSimulation) -> str:
     return (f"FPC = 1 - N/N+ = {sim.fpc:.3f}; sigma_emp/sigma_ana = {sim.ratio_empirical:.3f} "
             f"(sqrt(FPC) = {sim.expected_ratio:.3f}), after correction {sim.ratio_corrected:.3f}")  # fmt: skip
 
 
-FPC_SIM = Audit(
+FPC_SIM: Audit[FpcSettings, FpcSimulation] = Audit(
     name="fpc-sim",
     title="Finite-population correction",
     icon="📐",

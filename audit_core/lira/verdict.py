@@ -7,11 +7,15 @@ import pandas as pd
 
 from audit_core.common.decision import Decision, Finding, decide
 from audit_core.common.report import Report, describe_input
-from audit_core.lira.audit import LiraResult, vulnerable_records
+from audit_core.lira.evaluation import vulnerable_records
 from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, tpr_table
+from audit_core.lira.result import LiraResult
+
+__all__ = ["build_report", "decision", "verdict"]
 
 
 def _pct(x: float) -> str:
+    """A share as a percentage with one decimal."""
     return f"{100 * x:.1f} %"
 
 
@@ -22,9 +26,9 @@ def verdict(result: LiraResult) -> str:
     t, lo_hi = ev.tpr["post_processed_t"], ev.tpr_ci.get("post_processed_t", (np.nan, np.nan))
     naive = ev.fpr_summary("naive")
     pp = ev.fpr_summary("post_processed_t")
-    ps_lo, ps_hi = ev.tpr_ci.get("per_sample_mean", (None, None))
+    ps_interval = ev.tpr_ci.get("per_sample_mean")  # none when evaluated without the bootstrap
     holds = ev.holds_alpha
-    ps_ci = f" (95 % interval {_pct(ps_lo)} to {_pct(ps_hi)})" if ps_lo is not None else ""
+    ps_ci = f" (95 % interval {_pct(ps_interval[0])} to {_pct(ps_interval[1])})" if ps_interval is not None else ""
     if holds.get("post_processed_t", True):
         text = [
             f"Report the post-processed TPR with the Student-t threshold: {_pct(t)} of members exposed at "

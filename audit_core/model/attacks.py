@@ -25,8 +25,8 @@ OUT of every reference model (:mod:`audit_core.model.reference` explains the boo
   target's ``phi(x)``. ``variance="global"``: one pooled within-record sigma for both sides
   (the default below 64 reference models, their Fig. 9); ``"per_sample"``: each candidate's own
   IN and OUT spreads. The fits and the ratio are the LiRA page's
-  (:func:`audit_core.lira.audit.record_fits`, :func:`~audit_core.lira.audit.pooled_sd`,
-  :func:`~audit_core.lira.audit.fixed_variance_llr`, :func:`~audit_core.lira.audit.gaussian_llr`);
+  (:func:`audit_core.lira.fits.record_fits`, :func:`~audit_core.lira.fits.pooled_sd`,
+  :func:`~audit_core.lira.fits.fixed_variance_llr`, :func:`~audit_core.lira.fits.gaussian_llr`);
   the target is not one of the reference models, so nothing is left out of the fits.
 """
 
@@ -143,7 +143,7 @@ def lira_online_scores(p_target: np.ndarray, p_ref: np.ndarray, keep: np.ndarray
     scores, info
         ``info``: ``variance``, ``sigma`` (the pooled one; null per sample), the fewest IN and OUT models of a candidate.
     """
-    from audit_core.lira.audit import fixed_variance_llr, gaussian_llr, pooled_sd, record_fits
+    from audit_core.lira.fits import fixed_variance_llr, gaussian_llr, pooled_sd, record_fits
 
     phi, phi_ref = _logit(p_target), _logit(p_ref)
     fits = record_fits(phi_ref, keep)

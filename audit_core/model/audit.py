@@ -206,7 +206,7 @@ def _features(train: pd.DataFrame, population: pd.DataFrame, *, target: str, nam
 
 def _reference_design(features: pd.DataFrame) -> np.ndarray:
     """The reference models' features: the LiRA page's encoding, fitted on the feature columns (no label)."""
-    from audit_core.lira.batched_models import prepare_design
+    from audit_core.lira.design import prepare_design
 
     dummy = "__label__" if "__label__" not in features.columns else "__label__" + "_" * len(features.columns)
     labelled = features.assign(**{dummy: np.arange(len(features)) % 2})

@@ -18,7 +18,7 @@ Who is trained on what (the bookkeeping every reference-based number rests on) i
 
 This module trains the scikit-learn families on a design's rows (image models are trained by
 :mod:`audit_core.model.images`, same output). Features for the reference models are the LiRA
-page's encoding (:func:`audit_core.lira.batched_models.prepare_design`: standardised numerics,
+page's encoding (:func:`audit_core.lira.design.prepare_design`: standardised numerics,
 one-hot categoricals), computed on the feature columns only (no label enters it).
 """
 

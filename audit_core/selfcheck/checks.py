@@ -6,7 +6,7 @@ and compares what it measures with what the method claims:
 - **TPR interval** (:func:`audit_core.common.roc.tpr_at_fpr`): Gaussian scores with a
   known TPR at 1 % FPR; the 95 % interval must cover it in >= 93 % of the runs and be
   at most 1.15x as wide as the estimate's own 2.5-97.5 % spread.
-- **LiRA per-sample average** (:func:`audit_core.lira.audit.evaluate_lira`): Gaussian
+- **LiRA per-sample average** (:func:`audit_core.lira.evaluation.evaluate_lira`): Gaussian
   pools with heterogeneous records and a known TPR at alpha = 5 %, at M = 8, 16 and 64
   models; with signal its bias must stay within 0.03 at M >= 16; without signal it must
   read alpha within 0.01 at every M. At M = 8 with signal no accuracy is claimed (the
@@ -151,7 +151,7 @@ def lira_pool(n_records: int, n_models: int, seed: int, *, signal: bool = True) 
     with ``signal`` a member's score is shifted by Exponential(0.8) of its sd. The truth
     is the mean over records of ``1 - Phi(z_{1 - alpha} - shift)`` (alpha without signal).
     """
-    from audit_core.lira.batched_models import balanced_keep_matrix
+    from audit_core.lira.keep_matrix import balanced_keep_matrix
 
     rng = np.random.default_rng(seed)
     keep = balanced_keep_matrix(n_records, n_models=n_models, seed=seed)
@@ -163,7 +163,7 @@ def lira_pool(n_records: int, n_models: int, seed: int, *, signal: bool = True) 
 
 
 def _lira(seed: int, repeats: int, sizes: tuple[int, ...]) -> list[Check]:
-    from audit_core.lira.audit import evaluate_lira
+    from audit_core.lira.evaluation import evaluate_lira
 
     out = []
     for m in sizes:

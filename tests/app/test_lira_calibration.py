@@ -15,7 +15,7 @@ PAGE = str(Path(__file__).resolve().parents[2] / "views" / "lira_calibration.py"
 @pytest.fixture(scope="module")
 def trained():
     with pytest.MonkeyPatch.context() as mp:
-        fits = spy(mp, "audit_core.lira.audit", "train_pool")
+        fits = spy(mp, "audit_core.lira.pool", "train_pool")
         at = AppTest.from_file(PAGE, default_timeout=300)
         at.run()
         assert not at.exception
@@ -48,8 +48,8 @@ def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
 
 def test_alpha_re_evaluates_without_retraining(trained, monkeypatch):
     at = trained
-    fits = spy(monkeypatch, "audit_core.lira.audit", "train_pool")
-    evaluations = spy(monkeypatch, "audit_core.lira.audit", "evaluate_pool")
+    fits = spy(monkeypatch, "audit_core.lira.pool", "train_pool")
+    evaluations = spy(monkeypatch, "audit_core.lira.result", "evaluate_pool")
     before = [m.value for m in at.metric]
     at.select_slider(key=state.Lira.FPR).set_value(0.1).run()
     assert not at.exception

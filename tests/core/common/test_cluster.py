@@ -20,7 +20,9 @@ from audit_core.__main__ import main
 from audit_core.common.cluster import cluster_client, cluster_summary, gather_tasks, n_workers
 from audit_core.common.errors import InputError
 from audit_core.common.tables import ColumnTypes
-from audit_core.lira.batched_models import balanced_keep_matrix, prepare_design, train_batched, train_models
+from audit_core.lira.design import prepare_design
+from audit_core.lira.keep_matrix import balanced_keep_matrix
+from audit_core.lira.training import TrainOptions, train_batched, train_models
 from audit_core.synthetic import distance as gower
 from audit_core.synthetic.comparison import compare_generators
 from audit_core.synthetic.distributed_distance import encode_parquet, nearest_gower_on, nearest_gower_parquet
@@ -151,9 +153,9 @@ def test_shadow_model_batches_are_the_rows_of_the_full_run(client):
     adult = pd.read_csv(SAMPLE).sample(240, random_state=1).reset_index(drop=True)
     design = prepare_design(adult, target="income_per_year")
     keep = balanced_keep_matrix(len(design.y), n_models=6, seed=3)
-    for kind, opts in (("mlp", {"epochs": 3, "hidden": 8}), ("logistic", {"max_iter": 15, "dtype": torch.float64})):
-        full = train_batched(design.X, design.y, keep, kind=kind, seed=3, device="cpu", **opts)
-        split = train_models(design.X, design.y, keep, kind=kind, seed=3, device="cpu", client=client, batches=3, **opts)
+    for kind, opts in (("mlp", TrainOptions(epochs=3, hidden=8)), ("logistic", TrainOptions(max_iter=15, dtype=torch.float64))):
+        full = train_batched(design.X, design.y, keep, kind=kind, seed=3, device="cpu", options=opts)
+        split = train_models(design.X, design.y, keep, kind=kind, seed=3, device="cpu", client=client, batches=3, options=opts)
         a, b = full.scores(design.X, design.y), split.scores(design.X, design.y)
         if kind == "mlp":  # Adam on independent parameter slices: bit for bit
             np.testing.assert_array_equal(a, b)

@@ -15,24 +15,20 @@ from scipy import stats
 
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
-from audit_core.lira.audit import (
-    evaluate_lira,
-    lira_warnings,
-    models_sweep,
-    run_lira,
-    train_pool,
-)
-from audit_core.lira.batched_models import (
-    TrainingDivergedError,
-    balanced_keep_matrix,
-    logit_confidence,
-    prepare_design,
-    train_batched,
-)
+from audit_core.lira.batched_models import logit_confidence
+from audit_core.lira.design import prepare_design
+from audit_core.lira.evaluation import evaluate_lira
+from audit_core.lira.keep_matrix import balanced_keep_matrix
+from audit_core.lira.pool import train_pool
+from audit_core.lira.result import run_lira
+from audit_core.lira.sweep import models_sweep
+from audit_core.lira.training import TrainingDivergedError, TrainOptions, train_batched
+from audit_core.lira.cautions import lira_warnings
 
 ROOT = Path(__file__).resolve().parents[3]
 GERMAN = ROOT / "sample_data" / "german_credit.csv"
 ALPHA = 0.05
+PRECISE = TrainOptions(dtype=torch.float64, tol=1e-9, max_iter=500)  # L-BFGS to scikit-learn's optimum
 
 
 def _simulated_pool(n_records: int, n_models: int, seed: int):
@@ -196,7 +192,7 @@ def test_batched_logistic_matches_sklearn_coefficients():
 
     X, y = _small_problem()
     keep = balanced_keep_matrix(len(y), n_models=4, seed=0)
-    models = train_batched(X, y, keep, kind="logistic", dtype=torch.float64, device="cpu", tol=1e-9, max_iter=500)
+    models = train_batched(X, y, keep, kind="logistic", options=PRECISE, device="cpu")
     for m in range(4):
         ref = LogisticRegression(C=1.0, tol=1e-8, max_iter=2000).fit(X[keep[m]], y[keep[m]])
         np.testing.assert_allclose(models.params["W"][m, :, 0].numpy(), ref.coef_[0], atol=2e-3)
@@ -210,7 +206,7 @@ def test_batched_multiclass_logistic_matches_sklearn():
     X = rng.normal(size=(600, 4)).astype(np.float32)
     y = np.argmax(X @ rng.normal(size=(4, 3)) + 0.5 * rng.normal(size=(600, 3)), axis=1).astype(np.int64)
     keep = balanced_keep_matrix(len(y), n_models=2, seed=0)
-    models = train_batched(X, y, keep, kind="logistic", n_classes=3, dtype=torch.float64, device="cpu", tol=1e-9, max_iter=500)
+    models = train_batched(X, y, keep, kind="logistic", n_classes=3, options=PRECISE, device="cpu")
     for m in range(2):
         ref = LogisticRegression(C=1.0, tol=1e-8, max_iter=2000).fit(X[keep[m]], y[keep[m]])
         np.testing.assert_allclose(models.params["W"][m].numpy().T, ref.coef_, atol=5e-3)
@@ -225,7 +221,8 @@ def test_batched_mlp_reaches_sklearn_accuracy():
 
     X, y = _small_problem(n=1000)
     keep = balanced_keep_matrix(len(y), n_models=4, seed=1)
-    models = train_batched(X, y, keep, kind="mlp", hidden=16, epochs=60, batch_size=64, device="cpu", seed=0)
+    models = train_batched(X, y, keep, kind="mlp", options=TrainOptions(hidden=16, epochs=60, batch_size=64), device="cpu",
+                           seed=0)  # fmt: skip
     pred = models.predict(X)
     for m in range(4):
         with warnings.catch_warnings():
@@ -239,7 +236,7 @@ def test_divergent_training_is_reported_not_plotted():
     X, y = _small_problem()
     keep = balanced_keep_matrix(len(y), n_models=4, seed=0)
     with pytest.raises(TrainingDivergedError, match="non-finite loss"):
-        train_batched(X, y, keep, kind="mlp", epochs=3, learning_rate=1e30, device="cpu")
+        train_batched(X, y, keep, kind="mlp", options=TrainOptions(epochs=3, learning_rate=1e30), device="cpu")
 
 
 def _table(target_values, n=200, seed=0):
@@ -277,7 +274,7 @@ def test_bad_settings_get_a_sentence_before_any_training(n_models, fpr, match, m
     from audit_core.registry import REGISTRY
     from tests.conftest import spy
 
-    fits = spy(monkeypatch, "audit_core.lira.audit", "train_pool")
+    fits = spy(monkeypatch, "audit_core.lira.pool", "train_pool")
     lira = REGISTRY["lira"]
     with pytest.raises(InputError, match=match):
         run(lira, Inputs({"data": pd.read_csv(GERMAN)}), lira.settings(target="credit", models=n_models, fpr=fpr), seed=0)
@@ -334,7 +331,8 @@ def test_cli_fpc_sim(tmp_path):
 
 def test_run_lira_mlp_small():
     data = pd.read_csv(GERMAN)
-    res = run_lira(data, target="credit", model="mlp", n_models=8, fpr=0.1, seed=0, n_bootstrap=0, epochs=5, device="cpu")
+    res = run_lira(data, target="credit", model="mlp", n_models=8, fpr=0.1, seed=0, n_bootstrap=0, device="cpu",
+                   options=TrainOptions(epochs=5))  # fmt: skip
     assert res.evaluation.n_models == 8
     assert np.isfinite(list(res.evaluation.tpr.values())).all()
 

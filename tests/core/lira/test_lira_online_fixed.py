@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from audit_core.lira.audit import evaluate_lira
-from audit_core.lira.batched_models import balanced_keep_matrix
+from audit_core.lira.evaluation import evaluate_lira
+from audit_core.lira.keep_matrix import balanced_keep_matrix
 
 ALPHA = 0.05
 
@@ -67,7 +67,7 @@ def test_cli_lira_writes_records_and_the_scores_with_the_keep_matrix(tmp_path, c
     assert (keep.sum(axis=0) == 4).all()  # each record trained exactly half of the 8 models (complementary pairs)
     assert (keep[0::2] != keep[1::2]).all()
     # the same scores give the same naive TPR the audit reports (any tool can rerun on them)
-    from audit_core.lira.audit import evaluate_lira
+    from audit_core.lira.evaluation import evaluate_lira
 
     s = scores["score"].to_numpy().reshape(8, 1000)
     assert evaluate_lira(s, keep.astype(bool), fpr=0.05, n_bootstrap=0).tpr["naive"] == j["tpr"]["naive"]

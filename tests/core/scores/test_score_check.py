@@ -212,7 +212,7 @@ def test_lira_target_model_bound_is_zero_without_signal_and_positive_with_it():
 
 
 def test_lira_json_reports_the_bound():
-    from audit_core.lira.audit import run_lira
+    from audit_core.lira.result import run_lira
 
     table = pd.read_csv(ROOT / "sample_data" / "german_credit.csv")
     js = run_lira(table, target="credit", n_models=8, fpr=0.05, seed=0, n_bootstrap=0).to_json()
