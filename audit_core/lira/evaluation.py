@@ -19,12 +19,12 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.limits import MIN_MODELS
 from audit_core.common.roc import RocCurve, TprAtFpr, roc_curve
+from audit_core.lira.cautions import few_out_scores_warning, lira_warnings, required_models, small_m_warning
 from audit_core.lira.fits import t_cut
 from audit_core.lira.intervals import bootstrap_intervals
 from audit_core.lira.no_signal import holds_alpha, no_signal_readings
 from audit_core.lira.per_sample import split_curve
 from audit_core.lira.rules import Aggregations, read_rules
-from audit_core.lira.cautions import few_out_scores_warning, lira_warnings, required_models, small_m_warning
 
 __all__ = ["LiraEvaluation", "evaluate_lira", "vulnerable_records"]
 

@@ -9,9 +9,9 @@ import pandas as pd
 
 from audit_core.common.limits import MIN_MODELS
 from audit_core.common.runtime import ProgressFn, as_progress
+from audit_core.lira.cautions import required_models
 from audit_core.lira.per_sample import extrapolated_record_tpr
 from audit_core.lira.rules import aggregate, rates
-from audit_core.lira.cautions import required_models
 
 __all__ = ["ModelsSweep", "models_sweep"]
 

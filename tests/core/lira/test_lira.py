@@ -16,6 +16,7 @@ from scipy import stats
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.lira.batched_models import logit_confidence
+from audit_core.lira.cautions import lira_warnings
 from audit_core.lira.design import prepare_design
 from audit_core.lira.evaluation import evaluate_lira
 from audit_core.lira.keep_matrix import balanced_keep_matrix
@@ -23,7 +24,6 @@ from audit_core.lira.pool import train_pool
 from audit_core.lira.result import run_lira
 from audit_core.lira.sweep import models_sweep
 from audit_core.lira.training import TrainingDivergedError, TrainOptions, train_batched
-from audit_core.lira.cautions import lira_warnings
 
 ROOT = Path(__file__).resolve().parents[3]
 GERMAN = ROOT / "sample_data" / "german_credit.csv"
