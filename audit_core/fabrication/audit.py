@@ -46,24 +46,21 @@ from audit_core.common.privacy_bound import epsilon_bound_json
 from audit_core.common.report import InputSummary, describe_input
 from audit_core.common.roc import DEFAULT_FPRS, AttackMetrics, RocCurve, TprAtFpr, evaluate_attack, roc_curve
 from audit_core.common.runtime import ProgressFn, as_progress, null_progress, pick_device, sub_progress
+from audit_core.fabrication.architectures import architecture_of
+from audit_core.fabrication.bundled import load_bundled
 from audit_core.fabrication.choices import DEFAULT_EPSILON, LAMBDAS, MIAS, MODEL_FORMATS, SETUP_SHARE
-from audit_core.fabrication.image_models import (
-    ImageData,
-    TrainConfig,
-    architecture_of,
+from audit_core.fabrication.image_files import load_npz, load_png_folder
+from audit_core.fabrication.images import ImageData, with_model_classes
+from audit_core.fabrication.inference import predict_logits
+from audit_core.fabrication.model_files import (
     check_model_input,
-    cpu_threads,
-    load_bundled,
-    load_npz,
-    load_png_folder,
     load_safetensors_model,
     load_torchscript_model,
     n_outputs,
-    predict_logits,
-    train_models,
-    with_model_classes,
 )
 from audit_core.fabrication.progress import plan, split
+from audit_core.fabrication.threads import cpu_threads
+from audit_core.fabrication.training import TrainConfig, train_models
 
 ATTACKS = ("mfa", "ipgd", "icw", "adaptive")
 DEFAULT_EPSILONS = (4 / 255, 8 / 255, 16 / 255, 32 / 255, 64 / 255)
@@ -393,7 +390,7 @@ def prepare_audit(
     n_reference_models : int
         Offline reference models for LiRA / RMIA (0: LOSS only; the lambda scale then
         comes from the known members, see ``g_ref_source``). The reference models are of
-        the audited model's architecture (:func:`~audit_core.fabrication.image_models.architecture_of`:
+        the audited model's architecture (:func:`~audit_core.fabrication.architectures.architecture_of`:
         an uploaded ResNet-18 gets ResNet-18 references, the bundled target small CNNs)
         and are trained with ``train``, like the bundled target; a model of no built-in
         architecture gets none (a reference model of another architecture would not

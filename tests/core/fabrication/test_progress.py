@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from audit_core.fabrication import audit
-from audit_core.fabrication.image_models import TrainConfig, load_bundled
+from audit_core.fabrication.bundled import load_bundled
 from audit_core.fabrication.progress import plan, split, time_left_text, with_time_left
+from audit_core.fabrication.training import TrainConfig
 
 
 class Clock:
