@@ -1,4 +1,4 @@
-"""Fabricated members (audit_core.fabrication.audit): attack throughput and the default run time.
+"""Fabricated members (audit_core.fabrication): attack throughput and the default run time.
 
 1. Attack throughput: MFA batched over all non-members at once (what the dashboard
    does) against the same attack run image by image (the naive peer), in image-steps
@@ -28,8 +28,10 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from audit_core.fabrication import threads  # noqa: E402
-from audit_core.fabrication.audit import DEFAULT_SIZES, fabricate, fabrication_audit, prepare_audit  # noqa: E402
+from audit_core.fabrication.attacks import fabricate  # noqa: E402
+from audit_core.fabrication.audit import fabrication_audit  # noqa: E402
 from audit_core.fabrication.bundled import load_bundled  # noqa: E402
+from audit_core.fabrication.setup import DEFAULT_SIZES, prepare_audit  # noqa: E402
 
 
 def throughput(seed: int) -> None:

@@ -18,7 +18,9 @@ from audit_core.common.figures import (
     log_roc_figure,
 )
 from audit_core.common.roc import DEFAULT_FPRS
-from audit_core.fabrication.audit import ATTACK_LABELS, FabricationResult, curve, eps255
+from audit_core.fabrication.attacks import ATTACK_LABELS, eps255
+from audit_core.fabrication.metrics import curve
+from audit_core.fabrication.result import FabricationResult
 
 FPR_KEYS = tuple(f"{f:g}" for f in DEFAULT_FPRS)
 """The JSON keys of the target FPRs the cards and tables show ("0.001", "0.01", "0.1")."""

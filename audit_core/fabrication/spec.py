@@ -72,7 +72,7 @@ def _check(inputs: Inputs, s: FabricationSettings) -> None:
 
 def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context):
     """The data, the audited model and the reference models (the slow part, kept across attacks)."""
-    from audit_core.fabrication.audit import setup_fabrication
+    from audit_core.fabrication.setup import setup_fabrication
 
     images = inputs.get("images")
     return setup_fabrication(

@@ -22,17 +22,13 @@ from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.roc import tpr_at_fpr
 from audit_core.fabrication.architectures import SmallCNN
-from audit_core.fabrication.audit import (
-    DEFAULT_SIZES,
-    fabricate,
-    fabricate_grid,
-    prepare_audit,
-    run_fabrication,
-)
+from audit_core.fabrication.attacks import fabricate, fabricate_grid
+from audit_core.fabrication.audit import run_fabrication
 from audit_core.fabrication.bundled import load_bundled
 from audit_core.fabrication.image_files import load_npz
 from audit_core.fabrication.images import split_roles, validate_images, with_model_classes
 from audit_core.fabrication.model_files import check_model_input, load_safetensors_model, load_torchscript_model
+from audit_core.fabrication.setup import DEFAULT_SIZES, prepare_audit
 from audit_core.fabrication.verdict import build_report
 
 EPS = (4 / 255, 16 / 255, 64 / 255)
@@ -384,8 +380,8 @@ def test_architecture_is_read_from_the_weights():
 def test_uploaded_resnet18_gets_resnet18_reference_models(tmp_path):
     """An uploaded ResNet-18 is compared against ResNet-18 references trained like the bundled target."""
     from audit_core.fabrication.architectures import ResNet18
-    from audit_core.fabrication.audit import setup_fabrication
     from audit_core.fabrication.inference import predict_logits
+    from audit_core.fabrication.setup import setup_fabrication
     from audit_core.fabrication.training import TrainConfig, train_models
 
     d = load_bundled("digits", seed=1, n_members=40, n_non_members=80)

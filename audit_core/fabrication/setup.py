@@ -1,0 +1,201 @@
+"""Everything trained before an attack (docs/methods.md §3): the data, the audited model and the reference
+models, from a bundled set or the user's files (:func:`setup_fabrication`, the page's and the CLI's one way in)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from torch import nn
+
+from audit_core.common.errors import InputError
+from audit_core.common.report import InputSummary, describe_input
+from audit_core.common.runtime import ProgressFn, as_progress, pick_device
+from audit_core.fabrication.architectures import architecture_of
+from audit_core.fabrication.bundled import load_bundled
+from audit_core.fabrication.choices import MODEL_FORMATS
+from audit_core.fabrication.gradients import input_gradient_norms
+from audit_core.fabrication.images import ImageData, with_model_classes
+from audit_core.fabrication.model_files import (
+    check_model_input,
+    load_safetensors_model,
+    load_torchscript_model,
+    n_outputs,
+)
+from audit_core.fabrication.progress import plan
+from audit_core.fabrication.references import ReferenceModels, reference_subset_size, train_reference_models
+from audit_core.fabrication.threads import cpu_threads
+from audit_core.fabrication.training import TrainConfig, train_models
+from audit_core.fabrication.uploads import file_source, file_summary, load_images
+
+__all__ = ["DEFAULT_SIZES", "DEFAULT_TRAIN", "FabricationSetup", "prepare_audit", "setup_fabrication"]
+
+
+@dataclass(frozen=True)
+class FabricationSetup:
+    """Everything trained before an attack: data, target model and reference models.
+
+    Cache this (it is the slow part); attacks and re-scoring run on top of it.
+    """
+
+    data: ImageData = field(repr=False)
+    model: nn.Module = field(repr=False)
+    refs: ReferenceModels | None = field(repr=False)
+    g_ref: float
+    g_ref_source: str
+    trained_here: bool
+    reference_architecture: str | None = None
+    inputs: tuple[InputSummary, ...] = ()
+
+
+# Defaults chosen where the paper's phenomenon shows on a CPU (measured with
+# benchmarks/bench_fabrication.py, seed 0; see also the trial notes of docs/methods.md §3):
+# few members and many epochs make the LOSS attack work (digits AUC 0.59, LiRA 0.67,
+# RMIA 0.71), label smoothing 0.1 keeps members' confidence near 0.87 so fabricated
+# points can be pushed past it. Digits: MFD AUC 0.47 / 0.54 / 0.67 / 0.84 / 0.97 at
+# 4 / 8 / 16 / 32 / 64 /255. MNIST (300 members, 100 epochs): 0.47 / 0.55 / 0.69 / 0.89
+# at 4 / 8 / 16 / 32 /255 -- more pixels help only a little with this small CNN.
+DEFAULT_TRAIN = {
+    "digits": TrainConfig(epochs=60, batch_size=64, lr=2e-3, weight_decay=0.0, label_smoothing=0.1),
+    "mnist": TrainConfig(epochs=100, batch_size=64, lr=2e-3, weight_decay=0.0, label_smoothing=0.1),
+}
+DEFAULT_SIZES = {"digits": (150, 300), "mnist": (300, 300)}
+
+
+@cpu_threads()
+def prepare_audit(
+    data: ImageData,
+    *,
+    model: nn.Module | None = None,
+    train: TrainConfig | None = None,
+    n_reference_models: int = 4,
+    seed: int,
+    device=None,
+    progress: ProgressFn | None = None,
+) -> FabricationSetup:
+    """Train (or take) the target model and train the reference models as one batch.
+
+    Parameters
+    ----------
+    data : ImageData
+        Images with roles (members / non-members / reference pool).
+    model : nn.Module, optional
+        The audited model; None trains a small CNN on the members.
+    n_reference_models : int
+        Offline reference models for LiRA / RMIA (0: LOSS only; the lambda scale then
+        comes from the known members, see ``g_ref_source``). The reference models are of
+        the audited model's architecture (:func:`~audit_core.fabrication.architectures.architecture_of`:
+        an uploaded ResNet-18 gets ResNet-18 references, the bundled target small CNNs)
+        and are trained with ``train``, like the bundled target; a model of no built-in
+        architecture gets none (a reference model of another architecture would not
+        tell how *this* model treats an image it never saw).
+    """
+    progress = as_progress(progress)
+    device = device or pick_device()
+    train = train or DEFAULT_TRAIN.get(data.name, DEFAULT_TRAIN["digits"])
+    trained_here = model is None
+    arch = "small_cnn" if trained_here else architecture_of(model, in_channels=data.shape[0], n_classes=data.n_classes)
+    n_reference_models = n_reference_models if arch is not None else 0
+    steps = []
+    if trained_here:
+        steps.append((f"training the audited model ({arch}, {data.members.size} members, {train.epochs} epochs)",
+                      _training_weight(data.members.size, 1, train)))  # fmt: skip
+    if n_reference_models:
+        size = reference_subset_size(data)
+        steps.append((f"training {n_reference_models} reference models ({arch}, as one batch, {train.epochs} epochs)",
+                      _training_weight(size, n_reference_models, train)))  # fmt: skip
+    parts = iter(plan(progress, steps, what="training"))
+    if model is None:
+        subset = np.zeros((1, data.labels.size), dtype=bool)
+        subset[0, data.members] = True
+        (model,) = train_models(
+            data.images, data.labels, subset, n_classes=data.n_classes, config=train, arch=arch, seed=seed,
+            device=device, progress=next(parts),
+        )
+    else:
+        model = model.to(device).eval()
+        check_model_input(model, data.shape, data.n_classes, device=device)
+    refs = None
+    if n_reference_models:
+        refs = train_reference_models(
+            data, n_models=n_reference_models, train=train, arch=arch, seed=seed, device=device, progress=next(parts),
+        )
+    if refs is not None:
+        g_ref, src = refs.g_ref, f"median input-gradient norm of the {arch} reference models on their own training images"
+    else:
+        g_ref = float(np.median(input_gradient_norms(model, data.images[data.members], data.labels[data.members])))
+        src = "median input-gradient norm of the audited model on the known members"
+        if arch is None:
+            src += " (no reference models: the model is not of a built-in architecture)"
+    progress(1.0, "models ready")
+    return FabricationSetup(data=data, model=model, refs=refs, g_ref=max(g_ref, 1e-30), g_ref_source=src,
+                            trained_here=trained_here, reference_architecture=arch if refs is not None else None)
+
+
+def _training_weight(n_images: int, n_models: int, train: TrainConfig) -> float:
+    """Expected share of the training time (for progress): optimiser steps, and models trained as one batch
+    cost about half a model each beyond the first (measured on the 2-core VM: 1 model 2.2 s, 4 models 3.3-6 s)."""
+    return train.epochs * math.ceil(max(1, n_images) / train.batch_size) * (1 + (n_models - 1) / 2)
+
+
+def setup_fabrication(
+    *,
+    dataset: str | None = None,
+    images: str | Path | bytes | None = None,
+    images_name: str | None = None,
+    model: str | Path | bytes | None = None,
+    model_name: str | None = None,
+    model_format: str = "safetensors",
+    architecture: str = "small_cnn",
+    trusted: bool = False,
+    n_reference_models: int = 4,
+    train: TrainConfig | None = None,
+    seed: int,
+    device=None,
+    progress: ProgressFn | None = None,
+) -> FabricationSetup:
+    """Assemble an audit from its inputs: the one place the page and the CLI build it (same seed, same numbers).
+
+    Either a bundled ``dataset`` (members / non-members of :data:`DEFAULT_SIZES`, a small
+    CNN trained here) or uploaded ``images`` (an ``.npz`` path or its bytes, or a folder of
+    PNGs listed in its ``labels.csv`` with columns ``file, label, is_member``; half of the
+    non-members become the reference pool) with an optional ``model`` (safetensors
+    weights of ``architecture``, or a TorchScript file when ``model_format`` is
+    ``"torchscript"`` and ``trusted``; none: a small CNN is trained on the members).
+    ``n_reference_models`` reference models (of the audited model's architecture, see
+    :func:`prepare_audit`) are trained when the reference pool has at least 30 images,
+    otherwise none. The returned setup carries the inputs' summaries (SHA-256 of the
+    files as given) for the report.
+    """
+    if images is not None and dataset is not None:
+        raise InputError("Give either your own images or a bundled data set, not both.")
+    if model is not None and images is None:
+        raise InputError("A model needs its images: the images, labels and member mask it is audited on.")
+    if model_format not in MODEL_FORMATS:
+        raise InputError(f"Unknown model format {model_format!r}; choose one of {', '.join(MODEL_FORMATS)}.")
+    if images is None:
+        name = dataset or "digits"
+        n_mem, n_non = DEFAULT_SIZES.get(name, (None, None))
+        data = load_bundled(name, seed=seed, n_members=n_mem, n_non_members=n_non)
+        inputs = [describe_input(name, data.images, detail="bundled")]
+        loaded = None
+    else:
+        data, summary = load_images(images, images_name, seed=seed)
+        inputs = [summary]
+        loaded = None
+        if model is not None:
+            msrc, mname = file_source(model, "model", model_name)
+            if model_format == "torchscript":
+                loaded = load_torchscript_model(msrc, trusted=trusted, device=device)
+            else:
+                loaded = load_safetensors_model(msrc, arch=architecture, in_channels=data.shape[0], device=device)
+            data = with_model_classes(data, n_outputs(loaded, data.shape))
+            inputs.append(file_summary(mname, msrc, 0, architecture if model_format == "safetensors" else model_format))
+        if data.reference.size < 30:
+            n_reference_models = 0
+    setup = prepare_audit(data, model=loaded, train=train, n_reference_models=n_reference_models, seed=seed,
+                          device=device, progress=progress)
+    return dataclasses.replace(setup, inputs=tuple(inputs))
