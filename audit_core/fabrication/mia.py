@@ -9,8 +9,6 @@ import numpy as np
 import torch
 from scipy import stats
 
-from audit_core.common.errors import InputError
-from audit_core.fabrication.choices import MIAS
 from audit_core.fabrication.gradients import true_class_stats
 from audit_core.fabrication.inference import predict_logits
 from audit_core.fabrication.references import ReferenceModels
@@ -48,26 +46,36 @@ def mia_scores(view: ModelView, *, mia: str, population: ModelView | None = None
     standard deviation (few reference models).
     ``rmia``: the fraction of population images z with
     ``[p(x)/Pr(x)] / [p(z)/Pr(z)] > 1``, ``Pr = ((1 + a) mean_ref + (1 - a)) / 2``, a = 0.3.
+    LiRA and RMIA need reference models (``view.ref_conf``), RMIA a ``population`` view too.
     """
-    if mia == "loss":
-        return view.conf
-    if view.ref_phi is None:
-        raise InputError(f"The {mia} attack needs reference models; train some or use the LOSS attack.")
-    if mia == "lira":
-        mu = view.ref_phi.mean(axis=0)
-        sd = max(float(view.ref_phi.std(axis=0, ddof=1).mean()) if view.ref_phi.shape[0] > 1 else 1.0, 1e-6)
-        return stats.norm.cdf((view.phi - mu) / sd)
-    if mia == "rmia":
-        if population is None:
-            raise InputError("RMIA needs a population sample.")
+    return _SCORES[mia](view, population)
 
-        def ratio(v: ModelView) -> np.ndarray:
-            pr = ((1 + RMIA_OFFLINE_A) * v.ref_conf.mean(axis=0) + (1 - RMIA_OFFLINE_A)) / 2
-            return v.conf / pr
 
-        rz = np.sort(ratio(population))
-        return np.searchsorted(rz, ratio(view), side="left") / rz.size
-    raise InputError(f"Unknown MIA {mia!r}; choose one of {', '.join(MIAS)}.")
+def _loss(view: ModelView, population: ModelView | None) -> np.ndarray:
+    return view.conf
+
+
+def _lira(view: ModelView, population: ModelView | None) -> np.ndarray:
+    assert view.ref_phi is not None, "LiRA needs reference models"
+    mu = view.ref_phi.mean(axis=0)
+    sd = max(float(view.ref_phi.std(axis=0, ddof=1).mean()) if view.ref_phi.shape[0] > 1 else 1.0, 1e-6)
+    return stats.norm.cdf((view.phi - mu) / sd)
+
+
+def _rmia(view: ModelView, population: ModelView | None) -> np.ndarray:
+    assert population is not None, "RMIA needs a population sample"
+    rz = np.sort(_rmia_ratio(population))
+    return np.searchsorted(rz, _rmia_ratio(view), side="left") / rz.size
+
+
+def _rmia_ratio(v: ModelView) -> np.ndarray:
+    """``p(x) / Pr(x)``, ``Pr(x)`` from the OUT reference models scaled by RMIA's offline ``a``."""
+    assert v.ref_conf is not None, "RMIA needs reference models"
+    pr = ((1 + RMIA_OFFLINE_A) * v.ref_conf.mean(axis=0) + (1 - RMIA_OFFLINE_A)) / 2
+    return v.conf / pr
+
+
+_SCORES = {"loss": _loss, "lira": _lira, "rmia": _rmia}
 
 
 def ar_weight(norms: np.ndarray, *, lam: float, g_ref: float) -> np.ndarray:

@@ -7,13 +7,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn
 from audit_core.fabrication.gradients import input_gradient_norms
 from audit_core.fabrication.images import ImageData
 from audit_core.fabrication.training import TrainConfig, train_models
 
-__all__ = ["ReferenceModels", "reference_subset_size", "train_reference_models"]
+__all__ = ["MIN_REFERENCE_POOL", "ReferenceModels", "reference_subset_size", "train_reference_models"]
+
+MIN_REFERENCE_POOL = 30
+"""Fewest reference-pool images reference models are trained on (fewer: none, LOSS only)."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,8 @@ def train_reference_models(
     from 80 % of the reference pool; the other 20 % is RMIA's population sample.
     """
     pool = data.reference
-    if pool.size < 30:
-        raise InputError("The reference pool has fewer than 30 images; add non-members or use 0 reference models.")
+    if pool.size < MIN_REFERENCE_POOL:
+        raise ValueError(f"The reference pool has {pool.size} images, fewer than {MIN_REFERENCE_POOL}; train none.")
     rng = np.random.default_rng(seed + 7)
     pool = rng.permutation(pool)
     n_pop = _population_size(pool.size)

@@ -7,29 +7,28 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from torch import nn
 
-from audit_core.common.errors import InputError
 from audit_core.common.report import InputSummary, describe_input
 from audit_core.common.runtime import ProgressFn, as_progress, pick_device
 from audit_core.fabrication.architectures import architecture_of
 from audit_core.fabrication.bundled import load_bundled
-from audit_core.fabrication.choices import MODEL_FORMATS
 from audit_core.fabrication.gradients import input_gradient_norms
 from audit_core.fabrication.images import ImageData, with_model_classes
-from audit_core.fabrication.model_files import (
-    check_model_input,
-    load_safetensors_model,
-    load_torchscript_model,
-    n_outputs,
-)
+from audit_core.fabrication.model_files import check_model_input, n_outputs
 from audit_core.fabrication.progress import plan
-from audit_core.fabrication.references import ReferenceModels, reference_subset_size, train_reference_models
+from audit_core.fabrication.references import (
+    MIN_REFERENCE_POOL,
+    ReferenceModels,
+    reference_subset_size,
+    train_reference_models,
+)
 from audit_core.fabrication.threads import cpu_threads
 from audit_core.fabrication.training import TrainConfig, train_models
-from audit_core.fabrication.uploads import file_source, file_summary, load_images
+from audit_core.fabrication.uploads import load_images, load_model
 
 __all__ = ["DEFAULT_SIZES", "DEFAULT_TRAIN", "FabricationSetup", "prepare_audit", "setup_fabrication"]
 
@@ -143,7 +142,7 @@ def _training_weight(n_images: int, n_models: int, train: TrainConfig) -> float:
 
 def setup_fabrication(
     *,
-    dataset: str | None = None,
+    dataset: str = "digits",
     images: str | Path | bytes | None = None,
     images_name: str | None = None,
     model: str | Path | bytes | None = None,
@@ -154,47 +153,38 @@ def setup_fabrication(
     n_reference_models: int = 4,
     train: TrainConfig | None = None,
     seed: int,
-    device=None,
+    device: Any = None,
     progress: ProgressFn | None = None,
 ) -> FabricationSetup:
     """Assemble an audit from its inputs: the one place the page and the CLI build it (same seed, same numbers).
 
-    Either a bundled ``dataset`` (members / non-members of :data:`DEFAULT_SIZES`, a small
-    CNN trained here) or uploaded ``images`` (an ``.npz`` path or its bytes, or a folder of
-    PNGs listed in its ``labels.csv`` with columns ``file, label, is_member``; half of the
-    non-members become the reference pool) with an optional ``model`` (safetensors
-    weights of ``architecture``, or a TorchScript file when ``model_format`` is
-    ``"torchscript"`` and ``trusted``; none: a small CNN is trained on the members).
-    ``n_reference_models`` reference models (of the audited model's architecture, see
-    :func:`prepare_audit`) are trained when the reference pool has at least 30 images,
-    otherwise none. The returned setup carries the inputs' summaries (SHA-256 of the
-    files as given) for the report.
+    Either uploaded ``images`` (an ``.npz`` path or its bytes, or a folder of PNGs listed in
+    its ``labels.csv`` with columns ``file, label, is_member``; half of the non-members
+    become the reference pool) with an optional ``model`` (safetensors weights of
+    ``architecture``, or a TorchScript file when ``model_format`` is ``"torchscript"`` and
+    ``trusted``; none: a small CNN is trained on the members), or, without ``images``, the
+    bundled ``dataset`` (members / non-members of :data:`DEFAULT_SIZES`, a small CNN trained
+    here). ``n_reference_models`` reference models (of the audited model's architecture, see
+    :func:`prepare_audit`) are trained when the reference pool has at least
+    :data:`~audit_core.fabrication.references.MIN_REFERENCE_POOL` images, otherwise none.
+    The returned setup carries the inputs' summaries (SHA-256 of the files as given) for the
+    report. The settings come checked by their knobs and the inputs together by the audit's
+    ``check`` (:mod:`audit_core.fabrication.spec`).
     """
-    if images is not None and dataset is not None:
-        raise InputError("Give either your own images or a bundled data set, not both.")
-    if model is not None and images is None:
-        raise InputError("A model needs its images: the images, labels and member mask it is audited on.")
-    if model_format not in MODEL_FORMATS:
-        raise InputError(f"Unknown model format {model_format!r}; choose one of {', '.join(MODEL_FORMATS)}.")
+    loaded = None
     if images is None:
-        name = dataset or "digits"
-        n_mem, n_non = DEFAULT_SIZES.get(name, (None, None))
-        data = load_bundled(name, seed=seed, n_members=n_mem, n_non_members=n_non)
-        inputs = [describe_input(name, data.images, detail="bundled")]
-        loaded = None
+        n_mem, n_non = DEFAULT_SIZES[dataset]
+        data = load_bundled(dataset, seed=seed, n_members=n_mem, n_non_members=n_non)
+        inputs = [describe_input(dataset, data.images, detail="bundled")]
     else:
         data, summary = load_images(images, images_name, seed=seed)
         inputs = [summary]
-        loaded = None
         if model is not None:
-            msrc, mname = file_source(model, "model", model_name)
-            if model_format == "torchscript":
-                loaded = load_torchscript_model(msrc, trusted=trusted, device=device)
-            else:
-                loaded = load_safetensors_model(msrc, arch=architecture, in_channels=data.shape[0], device=device)
+            loaded, model_summary = load_model(model, model_name, model_format=model_format, architecture=architecture,
+                                               trusted=trusted, in_channels=data.shape[0], device=device)  # fmt: skip
             data = with_model_classes(data, n_outputs(loaded, data.shape))
-            inputs.append(file_summary(mname, msrc, 0, architecture if model_format == "safetensors" else model_format))
-        if data.reference.size < 30:
+            inputs.append(model_summary)
+        if data.reference.size < MIN_REFERENCE_POOL:
             n_reference_models = 0
     setup = prepare_audit(data, model=loaded, train=train, n_reference_models=n_reference_models, seed=seed,
                           device=device, progress=progress)

@@ -76,7 +76,7 @@ def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context):
 
     images = inputs.get("images")
     return setup_fabrication(
-        dataset=None if images is not None else (s.dataset or "digits"), images=images,
+        dataset=s.dataset or "digits", images=images,
         images_name=inputs.name("images"), model=inputs.get("model"), model_name=inputs.name("model"),
         model_format=s.model_format, architecture=s.architecture, trusted=s.trust_torchscript, seed=ctx.seed,
         progress=ctx.progress,

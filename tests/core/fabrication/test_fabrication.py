@@ -288,6 +288,35 @@ def test_bad_steps_are_one_sentence(capsys):
     assert "--steps must be a whole number from 1 to 500" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--dataset", "digits", "--attack", "adaptive"], "argument --attack: invalid choice: 'adaptive'"),
+        (["--dataset", "digits", "--architecture", "vgg"], "argument --architecture: invalid choice: 'vgg'"),
+        (["--dataset", "cifar"], "argument --dataset: invalid choice: 'cifar'"),
+        (["--dataset", "digits", "--model-format", "onnx"], "argument --model-format: invalid choice: 'onnx'"),
+        (["--dataset", "digits", "--images", "x.npz"], "Give either --images (your own data) or --dataset"),
+        (["--model", "m.safetensors"], "--model needs --images"),
+    ],
+)
+def test_settings_and_inputs_are_refused_once_before_any_work(argv, said, capsys):
+    """Validate once: the knobs (choices) and the audit's check refuse these; the computation trusts what it gets."""
+    assert _exit_status(["fabrication", *argv, "--json", "out.json"]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", [{"attack": "adaptive"}, {"architecture": "vgg"}, {"dataset": "cifar"},
+                                 {"model_format": "onnx"}, {"epsilon": 0.0}, {"steps": 0}, {"lam": -1.0}])
+def test_the_knobs_refuse_what_the_computation_no_longer_checks(bad):
+    from audit_core.fabrication.spec import FabricationSettings
+
+    with pytest.raises(InputError):
+        FabricationSettings(**bad).validate()
+
+
 # --------------------------------------------------------------------------- CLI
 def test_cli_with_uploaded_images_and_weights(tmp_path, setup, capsys):
     d = setup.data
