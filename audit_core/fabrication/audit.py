@@ -9,26 +9,42 @@ members and fabricated points next to every AUC.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from torch import nn
 
 from audit_core.common.runtime import ProgressFn, as_progress, null_progress, sub_progress
 from audit_core.fabrication.attacks import ATTACK_COST, ATTACK_LABELS, eps255, fabricate_grid, radii_text
 from audit_core.fabrication.choices import DEFAULT_EPSILON, LAMBDAS, SETUP_SHARE
 from audit_core.fabrication.gradients import input_gradient_norms
+from audit_core.fabrication.images import LabelledImages
 from audit_core.fabrication.inference import predict_logits
 from audit_core.fabrication.mia import mia_scores, model_view
 from audit_core.fabrication.progress import plan
 from audit_core.fabrication.result import FabricationResult, Groups
 from audit_core.fabrication.setup import FabricationSetup, setup_fabrication
-from audit_core.fabrication.sweeps import DEFAULT_EPSILONS, adaptive_points, budget_points, budget_runs, measure_point
+from audit_core.fabrication.sweeps import (
+    DEFAULT_BETAS,
+    DEFAULT_BUDGETS,
+    DEFAULT_COMPARED,
+    DEFAULT_EPSILONS,
+    Baseline,
+    Headline,
+    Sweep,
+    adaptive_points,
+    budget_points,
+    regime_points,
+)
 from audit_core.fabrication.threads import cpu_threads
 
 __all__ = ["fabrication_audit", "run_fabrication"]
 
-FORWARD_COST = 1 / 3
+_FORWARD_COST = 1 / 3
 """Time of scoring one image with one model, relative to one attack step (a forward pass, no backward); for progress."""
+_GALLERY = 8
+"""Non-members the result keeps with their fabricated images, for the gallery."""
 
 
 @cpu_threads()
@@ -41,9 +57,9 @@ def run_fabrication(
     lam: float = 1.0,
     epsilons: Sequence[float] = DEFAULT_EPSILONS,
     lambdas: Sequence[float] = LAMBDAS,
-    budgets: Sequence[int] = (5, 40),
-    compare_attacks: Sequence[str] = ("mfa", "ipgd", "icw"),
-    adaptive_betas: Sequence[float] = (0.0, 0.01, 0.03, 0.1),
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+    compare_attacks: Sequence[str] = DEFAULT_COMPARED,
+    adaptive_betas: Sequence[float] = DEFAULT_BETAS,
     n_compare: int = 100,
     seed: int,
     progress: ProgressFn | None = None,
@@ -68,85 +84,105 @@ def run_fabrication(
         Seed of the subset choice (attacks are deterministic).
     """
     progress = as_progress(progress)
+    headline = Headline(attack, float(epsilon), int(steps))
+    sweep = Sweep(tuple(float(e) for e in epsilons), tuple(budgets), tuple(compare_attacks), tuple(adaptive_betas))
     data, model = setup.data, setup.model
-    mem, non = data.members, data.non_members
-    x_mem, y_mem = data.images[mem], data.labels[mem]
-    x_non, y_non = data.images[non], data.labels[non]
-    n_cmp = min(n_compare, non.size)
-    epsilons = [float(e) for e in epsilons]
-    label = ATTACK_LABELS[attack]
-    radii = list(dict.fromkeys([float(epsilon), *epsilons]))  # the headline radius first, then the regime map's
-    runs_compared = budget_runs(budgets, compare_attacks, attack=attack, steps=steps)
-    adaptive_runs = [b for b in adaptive_betas if not (b == 0 and attack == "mfa")]  # beta 0 is the headline MFA
-    n_scored = mem.size + 2 * non.size + (setup.refs.population.size if setup.refs is not None else 0)
-    n_models = 1 + (len(setup.refs.models) if setup.refs is not None else 0)
+    members, non_members = data.group(data.members), data.group(data.non_members)
+    rows = _comparison_rows(len(non_members.labels), n_compare, seed)
+    step = _plan(progress, setup, headline, sweep, n_compare=rows.size)
+    x_fab, regime_x = _fabricate(model, non_members, headline, sweep, progress=step("fabricate"))
+    step("scores")(0.0, "")
+    scores, norms, conf = _score_groups(setup, members, non_members, x_fab)
+    baseline = Baseline(float(lam), setup.g_ref, conf.members, norms.members, conf.non_members, norms.non_members)
+    regime = regime_points(model, regime_x, non_members.labels, headline=headline, sweep=sweep, baseline=baseline)
+    compared, at_rows = non_members.take(rows), baseline.rows(rows)
+    budget = budget_points(model, compared, [x[rows] for x in regime_x], headline=headline, sweep=sweep,
+                           baseline=at_rows, progress=step("budgets"))  # fmt: skip
+    adaptive = adaptive_points(model, compared, x_fab[rows], headline=headline, sweep=sweep, baseline=at_rows,
+                               progress=step("adaptive"))  # fmt: skip
+    progress(1.0, "done")
+    g = min(_GALLERY, len(non_members.labels))
+    return FabricationResult(
+        dataset=data.name, epsilon=headline.epsilon, steps=headline.steps, attack=attack, lam=float(lam), seed=seed,
+        g_ref=setup.g_ref, g_ref_source=setup.g_ref_source, scores=scores, norms=norms, confidence=conf,
+        gallery_original=non_members.images[:g], gallery_fabricated=x_fab[:g], gallery_labels=non_members.labels[:g],
+        lambdas=tuple(float(v) for v in lambdas), regime=tuple(regime), budgets=tuple(budget), adaptive=tuple(adaptive),
+        model_accuracy=_accuracy(model, members=members, non_members=non_members),
+        reference_architecture=setup.reference_architecture, budget_rows=rows, inputs=setup.inputs,
+    )  # fmt: skip
+
+
+def _comparison_rows(n_non_members: int, n_compare: int, seed: int) -> np.ndarray:
+    """The non-members (positions, sorted) the attack comparison and the adaptive attacker run on: a random subset."""
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n_non_members, size=min(n_compare, n_non_members), replace=False))
+
+
+def _plan(
+    progress: ProgressFn, setup: FabricationSetup, headline: Headline, sweep: Sweep, *, n_compare: int
+) -> Callable[[str], ProgressFn]:
+    """The run's numbered steps (fabricate, scores, budgets, adaptive), each weighted by its expected work in
+    image-steps; a step with no work is left out (its callback does nothing)."""
+    n_mem, n_non = setup.data.members.size, setup.data.non_members.size
+    refs, radii = setup.refs, sweep.radii(headline)
+    n_scored = n_mem + 2 * n_non + (refs.population.size if refs is not None else 0)
+    n_models = 1 + (len(refs.models) if refs is not None else 0)
+    label, steps = ATTACK_LABELS[headline.attack], headline.steps
     planned = {
-        "fabricate": (f"fabricating members ({label}, T = {steps}, on {non.size} non-members) at {eps255(epsilon)}"
+        "fabricate": (f"fabricating members ({label}, T = {steps}, on {n_non} non-members) at {eps255(headline.epsilon)}"
                       + (f" and the regime map's {radii_text(radii[1:])}, as one batch" if radii[1:] else ""),
-                      non.size * steps * len(radii)),
-        "scores": ("scoring the MIAs and gradient norms", FORWARD_COST * n_scored * n_models
-                   + non.size * len(radii)),
-        "budgets": (f"attack comparison ({', '.join(ATTACK_LABELS[a] for a in compare_attacks)}, "
-                    f"T = {', '.join(map(str, budgets))}, on {n_cmp} non-members)",
-                    n_cmp * len(epsilons) * sum(t * ATTACK_COST[a] for a, t in runs_compared)),
-        "adaptive": (f"adaptive attacker (beta {', '.join(f'{b:g}' for b in adaptive_betas)}, on {n_cmp} non-members)",
-                     n_cmp * steps * ATTACK_COST["adaptive"] * len(adaptive_runs)),
+                      n_non * steps * len(radii)),
+        "scores": ("scoring the MIAs and gradient norms", _FORWARD_COST * n_scored * n_models + n_non * len(radii)),
+        "budgets": (f"attack comparison ({', '.join(ATTACK_LABELS[a] for a in sweep.compare_attacks)}, "
+                    f"T = {', '.join(map(str, sweep.budgets))}, on {n_compare} non-members)",
+                    n_compare * len(sweep.epsilons) * sum(t * ATTACK_COST[a] for a, t in sweep.budget_runs(headline))),
+        "adaptive": (f"adaptive attacker (beta {', '.join(f'{b:g}' for b in sweep.betas)}, on {n_compare} non-members)",
+                     n_compare * steps * ATTACK_COST["adaptive"] * len(sweep.adaptive_runs(headline))),
     }  # fmt: skip
     run = {k: v for k, v in planned.items() if v[1] > 0}
     part = dict(zip(run, plan(progress, list(run.values()), what="the attacks"), strict=True))
-    part_of = lambda key: part.get(key, null_progress)  # noqa: E731
-    fabricated = fabricate_grid(model, x_non, y_non, epsilons=radii, steps=steps, attack=attack,
-                                progress=part_of("fabricate"))  # fmt: skip
-    x_fab, regime_x = fabricated[0], [fabricated[radii.index(e)] for e in epsilons]
-    part_of("scores")(0.0, "")
-    scores, norms, conf = _score_groups(setup, (x_mem, y_mem), (x_non, y_non), x_fab)
-    common = {"lam": lam, "mem_conf": conf.members, "mem_norm": norms.members}
-    regime = [measure_point(setup, xe, y_non, epsilon=e, attack=attack, steps=steps, non_conf=conf.non_members,
-                          non_norm=norms.non_members, **common) for e, xe in zip(epsilons, regime_x, strict=True)]
-    rng = np.random.default_rng(seed)
-    sub = np.sort(rng.choice(non.size, size=n_cmp, replace=False))
-    sub_common = {**common, "non_conf": conf.non_members[sub], "non_norm": norms.non_members[sub]}
-    cmp_points = budget_points(setup, x_non, y_non, sub, regime_x, epsilons=epsilons, budgets=budgets,
-                                compare_attacks=compare_attacks, attack=attack, steps=steps,
-                                progress=part_of("budgets"), **sub_common)
-    adaptive = adaptive_points(setup, x_non, y_non, sub, x_fab, betas=adaptive_betas, epsilon=epsilon, steps=steps,
-                                attack=attack, progress=part_of("adaptive"), **sub_common)
-    acc = {k: float((predict_logits(model, x).argmax(1).cpu().numpy() == y).mean())
-           for k, (x, y) in {"members": (x_mem, y_mem), "non_members": (x_non, y_non)}.items()}
-    g = min(8, non.size)
-    progress(1.0, "done")
-    return FabricationResult(
-        dataset=data.name, epsilon=float(epsilon), steps=int(steps), attack=attack, lam=float(lam), seed=seed,
-        g_ref=setup.g_ref, g_ref_source=setup.g_ref_source, scores=scores, norms=norms, confidence=conf,
-        gallery_original=x_non[:g], gallery_fabricated=x_fab[:g], gallery_labels=y_non[:g],
-        lambdas=tuple(float(v) for v in lambdas), regime=tuple(regime), budgets=tuple(cmp_points),
-        adaptive=tuple(adaptive), model_accuracy=acc, reference_architecture=setup.reference_architecture,
-        budget_rows=sub, inputs=setup.inputs,
-    )
+    return lambda key: part.get(key, null_progress)
 
 
-def _score_groups(setup: FabricationSetup, members, non_members, x_fab) -> tuple[dict[str, Groups], Groups, Groups]:
+def _fabricate(
+    model: nn.Module, non_members: LabelledImages, headline: Headline, sweep: Sweep, *, progress: ProgressFn
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The headline attack on every non-member at its radius and at each of the regime map's, as one batch:
+    ``(fabricated at the headline radius, [fabricated at each regime radius])``."""
+    radii = sweep.radii(headline)
+    fabricated = fabricate_grid(model, non_members.images, non_members.labels, epsilons=radii, steps=headline.steps,
+                                attack=headline.attack, progress=progress)  # fmt: skip
+    return fabricated[0], [fabricated[radii.index(e)] for e in sweep.epsilons]
+
+
+def _score_groups(
+    setup: FabricationSetup, members: LabelledImages, non_members: LabelledImages, x_fab: np.ndarray
+) -> tuple[dict[str, Groups], Groups, Groups]:
     """Each MIA's scores, the input-gradient norms and the confidences of members, non-members and fabricated points.
 
-    ``members`` and ``non_members`` are ``(images, labels)``; the fabricated points carry the
-    non-members' labels. LiRA and RMIA are scored only when the setup has reference models.
+    The fabricated points carry the non-members' labels. LiRA and RMIA are scored only when
+    the setup has reference models.
     """
     data, model = setup.data, setup.model
-    (x_mem, y_mem), (x_non, y_non) = members, non_members
-    views = {k: model_view(model, setup.refs, x, y) for k, (x, y) in
-             {"members": (x_mem, y_mem), "non_members": (x_non, y_non), "fabricated": (x_fab, y_non)}.items()}
+    fabricated = LabelledImages(x_fab, non_members.labels)
+    groups = {"members": members, "non_members": non_members, "fabricated": fabricated}
+    views = {k: model_view(model, setup.refs, g.images, g.labels) for k, g in groups.items()}
     pop_view = None
     mias = ["loss"]
     if setup.refs is not None:
         mias += ["lira", "rmia"]
         pop = setup.refs.population
         pop_view = model_view(model, setup.refs, data.images[pop], data.labels[pop])
-    scores = {m: Groups(*(mia_scores(views[g], mia=m, population=pop_view)
-                          for g in ("members", "non_members", "fabricated"))) for m in mias}
-    norms = Groups(input_gradient_norms(model, x_mem, y_mem), input_gradient_norms(model, x_non, y_non),
-                   input_gradient_norms(model, x_fab, y_non))
+    scores = {m: Groups(*(mia_scores(views[g], mia=m, population=pop_view) for g in groups)) for m in mias}
+    norms = Groups(*(input_gradient_norms(model, g.images, g.labels) for g in groups.values()))
     conf = Groups(views["members"].conf, views["non_members"].conf, views["fabricated"].conf)
     return scores, norms, conf
+
+
+def _accuracy(model: nn.Module, **groups: LabelledImages) -> dict[str, float]:
+    """The model's accuracy on each group, by name."""
+    return {k: float((predict_logits(model, g.images).argmax(1).cpu().numpy() == g.labels).mean())
+            for k, g in groups.items()}  # fmt: skip
 
 
 def fabrication_audit(
@@ -159,7 +195,7 @@ def fabrication_audit(
     n_reference_models: int = 4,
     seed: int = 0,
     progress: ProgressFn | None = None,
-    **run_kwargs,
+    **run_kwargs: Any,
 ) -> FabricationResult:
     """The default audit on a bundled data set: load, train, attack, measure.
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from audit_core.common import limits
 from audit_core.common.errors import InputError
 
-__all__ = ["ImageData", "split_roles", "validate_images", "with_model_classes"]
+__all__ = ["ImageData", "LabelledImages", "split_roles", "validate_images", "with_model_classes"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,21 @@ class ImageData:
     def reference(self) -> np.ndarray:
         """Indices of the reference pool."""
         return np.flatnonzero(self.role == 2)
+
+    def group(self, rows: np.ndarray) -> LabelledImages:
+        """The images at ``rows`` (indices, e.g. :attr:`members`) with their labels."""
+        return LabelledImages(self.images[rows], self.labels[rows])
+
+
+class LabelledImages(NamedTuple):
+    """Images (n, channels, height, width) with their labels: one group the audit attacks or scores."""
+
+    images: np.ndarray
+    labels: np.ndarray
+
+    def take(self, rows: np.ndarray) -> LabelledImages:
+        """The images at ``rows`` (positions in this group) with their labels."""
+        return LabelledImages(self.images[rows], self.labels[rows])
 
 
 def _as_nchw(images: np.ndarray) -> np.ndarray:
