@@ -23,6 +23,7 @@ class SmallCNN(nn.Module):
         self.fc2 = nn.Linear(64, n_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of a batch of images (n, channels, height, width)."""
         x = torch.relu(self.conv2(self.pool(torch.relu(self.conv1(x)))))
         if x.shape[-1] != 4 or x.shape[-2] != 4:  # 8x8 inputs are 4x4 here already: the pooling would copy them
             x = self.squeeze(x)
@@ -41,6 +42,7 @@ class _BasicBlock(nn.Module):
             self.shortcut = nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False), nn.BatchNorm2d(c_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The residual block: two 3x3 convolutions with batch norm, plus the (projected) input."""
         out = torch.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
         return torch.relu(out + self.shortcut(x))
@@ -62,6 +64,7 @@ class ResNet18(nn.Module):
         self.linear = nn.Linear(512, n_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of a batch of images (n, channels, height, width)."""
         out = torch.relu(self.bn1(self.conv1(x)))
         out = self.layer4(self.layer3(self.layer2(self.layer1(out))))
         out = torch.flatten(nn.functional.adaptive_avg_pool2d(out, 1), 1)

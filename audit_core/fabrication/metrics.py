@@ -22,6 +22,7 @@ def curve(pos: np.ndarray, neg: np.ndarray) -> RocCurve:
 
 
 def auc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """Area under the ROC of positives ``pos`` against negatives ``neg`` (higher = positive)."""
     return float(curve(pos, neg).auc)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from scipy import stats
+from torch import nn
 
 from audit_core.fabrication.gradients import true_class_stats
 from audit_core.fabrication.inference import predict_logits
@@ -15,7 +16,8 @@ from audit_core.fabrication.references import ReferenceModels
 
 __all__ = ["ModelView", "ar_weight", "mia_scores", "model_view"]
 
-RMIA_OFFLINE_A = 0.3  # RMIA's offline scaling of Pr(x) from OUT reference models
+_RMIA_OFFLINE_A = 0.3
+"""RMIA's offline scaling ``a`` of ``Pr(x)`` from OUT reference models."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,8 @@ class ModelView:
     ref_phi: np.ndarray | None
 
 
-def model_view(model, refs: ReferenceModels | None, images: np.ndarray, labels: np.ndarray) -> ModelView:
+def model_view(model: nn.Module, refs: ReferenceModels | None, images: np.ndarray, labels: np.ndarray) -> ModelView:
+    """The target's and every reference model's true-class confidences on ``images`` (labels ``labels``)."""
     y = torch.as_tensor(labels)
     conf, phi = true_class_stats(predict_logits(model, images).cpu(), y)
     if refs is None or not refs.models:
@@ -71,7 +74,7 @@ def _rmia(view: ModelView, population: ModelView | None) -> np.ndarray:
 def _rmia_ratio(v: ModelView) -> np.ndarray:
     """``p(x) / Pr(x)``, ``Pr(x)`` from the OUT reference models scaled by RMIA's offline ``a``."""
     assert v.ref_conf is not None, "RMIA needs reference models"
-    pr = ((1 + RMIA_OFFLINE_A) * v.ref_conf.mean(axis=0) + (1 - RMIA_OFFLINE_A)) / 2
+    pr = ((1 + _RMIA_OFFLINE_A) * v.ref_conf.mean(axis=0) + (1 - _RMIA_OFFLINE_A)) / 2
     return v.conf / pr
 
 

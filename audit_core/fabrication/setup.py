@@ -30,7 +30,7 @@ from audit_core.fabrication.threads import cpu_threads
 from audit_core.fabrication.training import TrainConfig, train_models
 from audit_core.fabrication.uploads import load_images, load_model
 
-__all__ = ["DEFAULT_SIZES", "DEFAULT_TRAIN", "FabricationSetup", "prepare_audit", "setup_fabrication"]
+__all__ = ["DEFAULT_SIZES", "FabricationSetup", "prepare_audit", "setup_fabrication"]
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,12 @@ class FabricationSetup:
 # points can be pushed past it. Digits: MFD AUC 0.47 / 0.54 / 0.67 / 0.84 / 0.97 at
 # 4 / 8 / 16 / 32 / 64 /255. MNIST (300 members, 100 epochs): 0.47 / 0.55 / 0.69 / 0.89
 # at 4 / 8 / 16 / 32 /255 -- more pixels help only a little with this small CNN.
-DEFAULT_TRAIN = {
+_DEFAULT_TRAIN = {
     "digits": TrainConfig(epochs=60, batch_size=64, lr=2e-3, weight_decay=0.0, label_smoothing=0.1),
     "mnist": TrainConfig(epochs=100, batch_size=64, lr=2e-3, weight_decay=0.0, label_smoothing=0.1),
 }
 DEFAULT_SIZES = {"digits": (150, 300), "mnist": (300, 300)}
+"""Members and evaluation non-members of each bundled set in the audit (the rest is the reference pool)."""
 
 
 @cpu_threads()
@@ -94,7 +95,7 @@ def prepare_audit(
     """
     progress = as_progress(progress)
     device = device or pick_device()
-    train = train or DEFAULT_TRAIN.get(data.name, DEFAULT_TRAIN["digits"])
+    train = train or _DEFAULT_TRAIN.get(data.name, _DEFAULT_TRAIN["digits"])
     trained_here = model is None
     arch = "small_cnn" if trained_here else architecture_of(model, in_channels=data.shape[0], n_classes=data.n_classes)
     n_reference_models = n_reference_models if arch is not None else 0

@@ -16,13 +16,13 @@ from audit_core.fabrication.choices import (
     SETUP_SHARE,
 )
 
-__all__ = ["FABRICATION", "FabricationSettings", "epsilon_text", "parse_epsilon"]
+__all__ = ["FABRICATION", "FabricationSettings"]
 
 
-def parse_epsilon(text: str) -> float:
+def _parse_epsilon(text: str) -> float:
     """``"8/255"``, ``"0.03"`` -> the L-inf radius as a number (its bound is the knob's).
 
-    >>> round(parse_epsilon("8/255"), 5)
+    >>> round(_parse_epsilon("8/255"), 5)
     0.03137
     """
     try:
@@ -32,7 +32,7 @@ def parse_epsilon(text: str) -> float:
         raise InputError(f"epsilon {text!r} is not a number; write it like 8/255 or 0.03") from None
 
 
-def epsilon_text(value: float) -> str:
+def _epsilon_text(value: float) -> str:
     """The radius as the CLI takes it: ``"8/255"`` when it is a whole number of 255ths, else the number."""
     k = value * 255
     return f"{round(k)}/255" if abs(k - round(k)) < 1e-9 else repr(value)
@@ -40,6 +40,8 @@ def epsilon_text(value: float) -> str:
 
 @dataclass(frozen=True)
 class FabricationSettings(Settings):
+    """The fabrication audit's knobs: the data and model (setup stage), the headline attack (run), lambda (re-score)."""
+
     dataset: str | None = knob(None, "Bundled data set", "A bundled data set instead of --images: digits or mnist.",
                                choices=BUNDLED_DATASETS, stage="setup")  # fmt: skip
     architecture: str = knob("small_cnn", "Architecture of the weights", "small_cnn or a CIFAR-style ResNet-18. The "
@@ -53,7 +55,7 @@ class FabricationSettings(Settings):
                                    stage="setup")  # fmt: skip
     epsilon: float = knob(DEFAULT_EPSILON, "Epsilon (L-inf radius)", "e.g. 8/255 or 0.03 (pixel scale [0, 1]); 32/255 "
                           "by default, where the effects show on the bundled sets", bound=EPSILON_RADIUS,
-                          parse=parse_epsilon, format=epsilon_text)  # fmt: skip
+                          parse=_parse_epsilon, format=_epsilon_text)  # fmt: skip
     steps: int = knob(40, "Attack steps T", "Iterations of the headline attack, the regime map and the adaptive "
                       "attacker (the attack comparison also runs T = 5 and 40).", bound=ATTACK_STEPS)  # fmt: skip
     lam: float = knob(1.0, "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)",
@@ -140,3 +142,4 @@ FABRICATION = Audit(
     page="views/fabrication.py",
     section="Trained models",
 )
+"""The fabrication audit's registry entry (``python -m audit_core fabrication``, the "Fabricated members" page)."""

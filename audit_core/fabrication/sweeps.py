@@ -90,7 +90,7 @@ class Baseline:
         return dataclasses.replace(self, non_conf=self.non_conf[rows], non_norm=self.non_norm[rows])
 
 
-def measure_point(
+def _measure_point(
     model: nn.Module, x_fab: np.ndarray, y: np.ndarray, *, epsilon: float, attack: str, steps: int, baseline: Baseline
 ) -> EpsilonPoint:
     """The vanilla MIA (LOSS), MFD and AR-MIA on fabricated images ``x_fab`` (labels ``y``) against the baseline."""
@@ -112,7 +112,7 @@ def regime_points(
     model: nn.Module, regime_x: list[np.ndarray], y: np.ndarray, *, headline: Headline, sweep: Sweep, baseline: Baseline
 ) -> list[EpsilonPoint]:
     """The regime map: the headline attack's images at each radius of the sweep (``regime_x``, every non-member)."""
-    return [measure_point(model, xe, y, epsilon=e, attack=headline.attack, steps=headline.steps, baseline=baseline)
+    return [_measure_point(model, xe, y, epsilon=e, attack=headline.attack, steps=headline.steps, baseline=baseline)
             for e, xe in zip(sweep.epsilons, regime_x, strict=True)]  # fmt: skip
 
 
@@ -141,7 +141,7 @@ def budget_points(
         for t in sweep.budgets:
             for a in sweep.compare_attacks:
                 xe = regime_x[e_index] if (a, t) == (headline.attack, headline.steps) else by_run[(a, t)][e_index]
-                points.append(measure_point(model, xe, compared.labels, epsilon=e, attack=a, steps=t, baseline=baseline))
+                points.append(_measure_point(model, xe, compared.labels, epsilon=e, attack=a, steps=t, baseline=baseline))
     return points
 
 
@@ -165,7 +165,7 @@ def adaptive_points(
     by_beta = dict(zip(runs, fabricated, strict=True))
     points = []
     for beta in sweep.betas:
-        pt = measure_point(model, by_beta.get(beta, x_fab), compared.labels, epsilon=headline.epsilon, attack="adaptive",
+        pt = _measure_point(model, by_beta.get(beta, x_fab), compared.labels, epsilon=headline.epsilon, attack="adaptive",
                            steps=headline.steps, baseline=baseline)  # fmt: skip
         points.append(AdaptivePoint(float(beta), pt.mia_auc_fabricated, pt.mfd_auc, pt.median_norm_fabricated))
     return points

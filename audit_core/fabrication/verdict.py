@@ -24,6 +24,8 @@ from audit_core.fabrication.figures import (
 )
 from audit_core.fabrication.result import FabricationResult
 
+__all__ = ["build_report", "decision", "verdict"]
+
 
 def verdict(result: FabricationResult) -> str:
     """Plain-language summary of the headline run."""
