@@ -4,12 +4,16 @@ gradient norms walk (:func:`batch_slices`)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypeAlias
 
 import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["batch_slices", "predict_logits"]
+__all__ = ["Device", "batch_slices", "predict_logits"]
+
+Device: TypeAlias = torch.device | str | None
+"""Where a model runs or is trained: a torch device, its name, or None (:func:`audit_core.common.runtime.pick_device`)."""
 
 
 def batch_slices(n: int, size: int) -> Iterator[slice]:

@@ -15,11 +15,12 @@ from audit_core.common.errors import InputError
 from audit_core.common.model_files import sniff_model_format
 from audit_core.common.runtime import pick_device
 from audit_core.fabrication.architectures import make_model
+from audit_core.fabrication.inference import Device
 
 __all__ = ["check_model_input", "load_safetensors_model", "load_torchscript_model", "n_outputs"]
 
 
-def n_outputs(model: nn.Module, shape: Sequence[int], *, device=None) -> int:
+def n_outputs(model: nn.Module, shape: Sequence[int], *, device: Device = None) -> int:
     """Number of classes ``model`` outputs for images of ``shape``; refuses shapes it does not take."""
     device = device or next(model.parameters()).device
     try:
@@ -34,7 +35,7 @@ def n_outputs(model: nn.Module, shape: Sequence[int], *, device=None) -> int:
     return int(out.shape[1])
 
 
-def check_model_input(model: nn.Module, shape: Sequence[int], n_classes: int, *, device=None) -> None:
+def check_model_input(model: nn.Module, shape: Sequence[int], n_classes: int, *, device: Device = None) -> None:
     """Run one dummy image through ``model``; refuse shapes it does not take or a wrong class count."""
     n = n_outputs(model, shape, device=device)
     if n != n_classes:
@@ -57,7 +58,7 @@ def _read_model_bytes(source: str | Path | bytes) -> bytes:
 
 
 def load_safetensors_model(
-    source: str | Path | bytes, *, arch: str, in_channels: int, n_classes: int | None = None, device=None
+    source: str | Path | bytes, *, arch: str, in_channels: int, n_classes: int | None = None, device: Device = None
 ) -> nn.Module:
     """Load weights for a built-in architecture from a safetensors file.
 
@@ -108,7 +109,7 @@ def load_safetensors_model(
     return model.to(device or pick_device()).eval()
 
 
-def load_torchscript_model(source: str | Path | bytes, *, trusted: bool, device=None) -> nn.Module:
+def load_torchscript_model(source: str | Path | bytes, *, trusted: bool, device: Device = None) -> nn.Module:
     """Load a TorchScript model, only when the user has confirmed they trust the file."""
     if not trusted:
         raise InputError(

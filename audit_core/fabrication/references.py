@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from torch import nn
 
 from audit_core.common.runtime import ProgressFn
 from audit_core.fabrication.gradients import input_gradient_norms
 from audit_core.fabrication.images import ImageData
+from audit_core.fabrication.inference import Device
 from audit_core.fabrication.training import TrainConfig, train_models
 
 __all__ = ["MIN_REFERENCE_POOL", "ReferenceModels", "reference_subset_size", "train_reference_models"]
@@ -34,7 +36,7 @@ class ReferenceModels:
         (members of reference models): the scale of the normalised lambda (docs/methods.md §3).
     """
 
-    models: list = field(repr=False)
+    models: list[nn.Module] = field(repr=False)
     population: np.ndarray = field(repr=False)
     g_ref: float
 
@@ -57,7 +59,7 @@ def train_reference_models(
     train: TrainConfig,
     arch: str = "small_cnn",
     seed: int,
-    device=None,
+    device: Device = None,
     progress: ProgressFn | None = None,
 ) -> ReferenceModels:
     """Train ``n_models`` offline reference models of architecture ``arch`` as one batch (docs/methods.md §3).

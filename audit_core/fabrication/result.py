@@ -107,8 +107,10 @@ class EpsilonPoint:
     ar_auc_clean: float
     median_conf_fabricated: float
     median_norm_fabricated: float
-    conf_fabricated: np.ndarray = field(repr=False, compare=False, default=None)
-    norms_fabricated: np.ndarray = field(repr=False, compare=False, default=None)
+    conf_fabricated: np.ndarray = field(repr=False, compare=False)
+    """The fabricated images' true-class confidences (AR-MIA is re-scored on them at another lambda)."""
+    norms_fabricated: np.ndarray = field(repr=False, compare=False)
+    """The fabricated images' input-gradient norms."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from torch import nn
@@ -18,6 +17,7 @@ from audit_core.fabrication.architectures import architecture_of
 from audit_core.fabrication.bundled import load_bundled
 from audit_core.fabrication.gradients import input_gradient_norms
 from audit_core.fabrication.images import ImageData, with_model_classes
+from audit_core.fabrication.inference import Device
 from audit_core.fabrication.model_files import check_model_input, n_outputs
 from audit_core.fabrication.progress import plan
 from audit_core.fabrication.references import (
@@ -73,7 +73,7 @@ def prepare_audit(
     train: TrainConfig | None = None,
     n_reference_models: int = 4,
     seed: int,
-    device=None,
+    device: Device = None,
     progress: ProgressFn | None = None,
 ) -> FabricationSetup:
     """Train (or take) the target model and train the reference models as one batch.
@@ -96,43 +96,59 @@ def prepare_audit(
     progress = as_progress(progress)
     device = device or pick_device()
     train = train or _DEFAULT_TRAIN.get(data.name, _DEFAULT_TRAIN["digits"])
-    trained_here = model is None
-    arch = "small_cnn" if trained_here else architecture_of(model, in_channels=data.shape[0], n_classes=data.n_classes)
+    arch = "small_cnn" if model is None else architecture_of(model, in_channels=data.shape[0], n_classes=data.n_classes)
     n_reference_models = n_reference_models if arch is not None else 0
-    steps = []
-    if trained_here:
-        steps.append((f"training the audited model ({arch}, {data.members.size} members, {train.epochs} epochs)",
-                      _training_weight(data.members.size, 1, train)))  # fmt: skip
-    if n_reference_models:
-        size = reference_subset_size(data)
-        steps.append((f"training {n_reference_models} reference models ({arch}, as one batch, {train.epochs} epochs)",
-                      _training_weight(size, n_reference_models, train)))  # fmt: skip
-    parts = iter(plan(progress, steps, what="training"))
+    parts = iter(plan(progress, _training_steps(data, train, arch, target=model is None, n_references=n_reference_models),
+                      what="training"))  # fmt: skip
     if model is None:
-        subset = np.zeros((1, data.labels.size), dtype=bool)
-        subset[0, data.members] = True
-        (model,) = train_models(
-            data.images, data.labels, subset, n_classes=data.n_classes, config=train, arch=arch, seed=seed,
-            device=device, progress=next(parts),
-        )
+        target = _train_target(data, train, seed=seed, device=device, progress=next(parts))
     else:
-        model = model.to(device).eval()
-        check_model_input(model, data.shape, data.n_classes, device=device)
+        target = model.to(device).eval()
+        check_model_input(target, data.shape, data.n_classes, device=device)
     refs = None
-    if n_reference_models:
+    if n_reference_models and arch is not None:
         refs = train_reference_models(
             data, n_models=n_reference_models, train=train, arch=arch, seed=seed, device=device, progress=next(parts),
         )
-    if refs is not None:
-        g_ref, src = refs.g_ref, f"median input-gradient norm of the {arch} reference models on their own training images"
-    else:
-        g_ref = float(np.median(input_gradient_norms(model, data.images[data.members], data.labels[data.members])))
-        src = "median input-gradient norm of the audited model on the known members"
-        if arch is None:
-            src += " (no reference models: the model is not of a built-in architecture)"
+    g_ref, source = _lambda_scale(target, data, refs, arch)
     progress(1.0, "models ready")
-    return FabricationSetup(data=data, model=model, refs=refs, g_ref=max(g_ref, 1e-30), g_ref_source=src,
-                            trained_here=trained_here, reference_architecture=arch if refs is not None else None)
+    return FabricationSetup(data=data, model=target, refs=refs, g_ref=max(g_ref, 1e-30), g_ref_source=source,
+                            trained_here=model is None, reference_architecture=arch if refs is not None else None)
+
+
+def _training_steps(
+    data: ImageData, train: TrainConfig, arch: str | None, *, target: bool, n_references: int
+) -> list[tuple[str, float]]:
+    """The setup's progress steps: training the audited model (when it is trained here), the reference models."""
+    steps = []
+    if target:
+        steps.append((f"training the audited model ({arch}, {data.members.size} members, {train.epochs} epochs)",
+                      _training_weight(data.members.size, 1, train)))  # fmt: skip
+    if n_references:
+        steps.append((f"training {n_references} reference models ({arch}, as one batch, {train.epochs} epochs)",
+                      _training_weight(reference_subset_size(data), n_references, train)))  # fmt: skip
+    return steps
+
+
+def _train_target(data: ImageData, train: TrainConfig, *, seed: int, device: Device, progress: ProgressFn) -> nn.Module:
+    """The bundled target: a small CNN trained on the members."""
+    subset = np.zeros((1, data.labels.size), dtype=bool)
+    subset[0, data.members] = True
+    (model,) = train_models(data.images, data.labels, subset, n_classes=data.n_classes, config=train, arch="small_cnn",
+                            seed=seed, device=device, progress=progress)  # fmt: skip
+    return model
+
+
+def _lambda_scale(model: nn.Module, data: ImageData, refs: ReferenceModels | None, arch: str | None) -> tuple[float, str]:
+    """AR-MIA's scale g_ref and where it comes from: the reference models' median input-gradient norm on their own
+    training images, or without them the audited model's on the known members."""
+    if refs is not None:
+        return refs.g_ref, f"median input-gradient norm of the {arch} reference models on their own training images"
+    g_ref = float(np.median(input_gradient_norms(model, data.images[data.members], data.labels[data.members])))
+    source = "median input-gradient norm of the audited model on the known members"
+    if arch is None:
+        source += " (no reference models: the model is not of a built-in architecture)"
+    return g_ref, source
 
 
 def _training_weight(n_images: int, n_models: int, train: TrainConfig) -> float:
@@ -154,7 +170,7 @@ def setup_fabrication(
     n_reference_models: int = 4,
     train: TrainConfig | None = None,
     seed: int,
-    device: Any = None,
+    device: Device = None,
     progress: ProgressFn | None = None,
 ) -> FabricationSetup:
     """Assemble an audit from its inputs: the one place the page and the CLI build it (same seed, same numbers).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import ATTACK_STEPS, EPSILON_RADIUS, LAMBDA
@@ -15,6 +16,12 @@ from audit_core.fabrication.choices import (
     MODEL_FORMATS,
     SETUP_SHARE,
 )
+
+if TYPE_CHECKING:  # torch is imported only when an audit runs
+    from audit_core.common.decision import Decision
+    from audit_core.common.report import Report
+    from audit_core.fabrication.result import FabricationResult
+    from audit_core.fabrication.setup import FabricationSetup
 
 __all__ = ["FABRICATION", "FabricationSettings"]
 
@@ -72,7 +79,7 @@ def _check(inputs: Inputs, s: FabricationSettings) -> None:
         raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
 
 
-def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context):
+def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context) -> FabricationSetup:
     """The data, the audited model and the reference models (the slow part, kept across attacks)."""
     from audit_core.fabrication.setup import setup_fabrication
 
@@ -85,7 +92,7 @@ def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context):
     )  # fmt: skip
 
 
-def _run(inputs: Inputs, s: FabricationSettings, ctx: Context):
+def _run(inputs: Inputs, s: FabricationSettings, ctx: Context) -> FabricationResult:
     """Fabricate members at ``epsilon`` and measure MFD and AR-MIA on the prepared models."""
     from audit_core.fabrication.audit import run_fabrication
 
@@ -93,30 +100,30 @@ def _run(inputs: Inputs, s: FabricationSettings, ctx: Context):
                            progress=ctx.progress)  # fmt: skip
 
 
-def _rescore(result, s: FabricationSettings, ctx: Context):
+def _rescore(result: FabricationResult, s: FabricationSettings, ctx: Context) -> FabricationResult:
     """AR-MIA at another lambda: the attack and the gradient norms are kept."""
     return result.at_lambda(s.lam)
 
 
-def _decision(result):
+def _decision(result: FabricationResult) -> Decision:
     from audit_core.fabrication.verdict import decision
 
     return decision(result)
 
 
-def _verdict(result) -> str:
+def _verdict(result: FabricationResult) -> str:
     from audit_core.fabrication.verdict import verdict
 
     return verdict(result)
 
 
-def _report(outcome: Outcome):
+def _report(outcome: Outcome[FabricationSettings, FabricationResult]) -> Report:
     from audit_core.fabrication.verdict import build_report
 
     return build_report(outcome.value, inputs=list(outcome.value.inputs))
 
 
-FABRICATION = Audit(
+FABRICATION: Audit[FabricationSettings, FabricationResult] = Audit(
     name="fabrication",
     title="Fabricated members",
     icon="🎭",

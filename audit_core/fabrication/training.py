@@ -11,6 +11,7 @@ from torch import nn
 
 from audit_core.common.runtime import ProgressFn, as_progress, pick_device
 from audit_core.fabrication.architectures import make_model
+from audit_core.fabrication.inference import Device
 from audit_core.fabrication.threads import cpu_threads
 
 __all__ = ["TrainConfig", "train_models"]
@@ -41,7 +42,7 @@ def train_models(
     config: TrainConfig = TrainConfig(),
     arch: str = "small_cnn",
     seed: int,
-    device=None,
+    device: Device = None,
     progress: ProgressFn | None = None,
 ) -> list[nn.Module]:
     """Train one model of architecture ``arch`` per row of ``subsets`` (a boolean (M, n) mask), all as one batch.
@@ -81,7 +82,7 @@ def train_models(
     total = config.epochs * steps_per_epoch
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=total, pct_start=0.15)
 
-    def loss_one(p, b, x, y):
+    def loss_one(p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         out = functional_call(base, (p, b), (x,))
         return nn.functional.cross_entropy(out, y, label_smoothing=config.label_smoothing)
 

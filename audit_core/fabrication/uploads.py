@@ -15,6 +15,7 @@ from audit_core.common.errors import InputError
 from audit_core.common.report import InputSummary
 from audit_core.fabrication.image_files import load_npz, load_png_folder
 from audit_core.fabrication.images import ImageData
+from audit_core.fabrication.inference import Device
 from audit_core.fabrication.model_files import load_safetensors_model, load_torchscript_model
 
 __all__ = ["load_images", "load_model"]
@@ -46,7 +47,7 @@ def load_model(
     architecture: str,
     trusted: bool,
     in_channels: int,
-    device: Any = None,
+    device: Device = None,
 ) -> tuple[nn.Module, InputSummary]:
     """The uploaded model and its report line: safetensors weights of ``architecture``, or a TorchScript file
     (``model_format`` ``"torchscript"``, loaded only when ``trusted``)."""
