@@ -109,8 +109,13 @@ def validate_images(
         pixels, pixels outside [0, 1], too few or too many images, images smaller
         or larger than the side bounds, more classes than supported.
     """
-    images = np.asarray(images)
-    labels = np.asarray(labels)
+    images, labels = np.asarray(images), np.asarray(labels)
+    _check_counts(images, labels)
+    return (_pixels(images), *_class_indices(labels, n_classes))
+
+
+def _check_counts(images: np.ndarray, labels: np.ndarray) -> None:
+    """Numeric arrays, one flat label per image, an image count within the bounds."""
     if images.dtype == object or labels.dtype == object:
         raise InputError("Images and labels must be numeric arrays, not Python objects.")
     if labels.ndim != 1:
@@ -126,6 +131,10 @@ def validate_images(
         raise InputError(f"{images.shape[0]:,} images is over the limit of {limits.MAX_IMAGES:,}; upload a sample.")
     if not np.issubdtype(images.dtype, np.number) or np.issubdtype(images.dtype, np.complexfloating):
         raise InputError("Images must hold numbers (pixel values in [0, 1]).")
+
+
+def _pixels(images: np.ndarray) -> np.ndarray:
+    """The images NCHW float32: sides and pixel count within the bounds, every value finite and in [0, 1]."""
     images = _as_nchw(images)
     side = limits.IMAGE_SIDE
     height, width = images.shape[2], images.shape[3]
@@ -147,6 +156,12 @@ def validate_images(
         raise InputError(
             f"Pixel values range from {lo:g} to {hi:g}; scale them to [0, 1] (for 8-bit images divide by 255)."
         )
+    return images
+
+
+def _class_indices(labels: np.ndarray, n_classes: int | None) -> tuple[np.ndarray, int]:
+    """The labels as int64 class indices and the number of classes (``n_classes``, else the largest label + 1, at
+    least 2): whole numbers from 0, below ``n_classes`` or the bound on classes."""
     if np.issubdtype(labels.dtype, np.bool_) or not np.issubdtype(labels.dtype, np.number):
         raise InputError("Labels must be whole numbers 0, 1, 2, ... (one class index per image).")
     if np.issubdtype(labels.dtype, np.floating) or np.issubdtype(labels.dtype, np.complexfloating):
@@ -169,7 +184,7 @@ def validate_images(
         )
     labels = labels.astype(np.int64)
     k = int(labels.max()) + 1 if n_classes is None else int(n_classes)
-    return images, labels, max(k, 2)
+    return labels, max(k, 2)
 
 
 def split_roles(

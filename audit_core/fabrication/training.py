@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,27 +59,55 @@ def train_models(
     list of nn.Module
         Models of ``arch`` (:func:`make_model`), in eval mode, on ``device``.
     """
-    from torch.func import functional_call, stack_module_state
+    from torch.func import stack_module_state
 
     progress = as_progress(progress)
     progress(0.0, "starting")
     device = device or pick_device()
     subsets = np.atleast_2d(np.asarray(subsets, dtype=bool))
-    m = subsets.shape[0]
+    build = functools.partial(make_model, arch, in_channels=images.shape[1], n_classes=n_classes)
+    params, buffers = stack_module_state(_initial_models(build, subsets.shape[0], seed=seed, device=device))
+    x_all = torch.as_tensor(images, device=device)
+    y_all = torch.as_tensor(labels, device=device)
+    rows = [np.flatnonzero(s) for s in subsets]
+    _fit(build().to("meta").train(), params, buffers, x_all, y_all, rows, config=config, rng=np.random.default_rng(seed),
+         progress=progress)  # fmt: skip
+    out = []
+    for k, own in enumerate(rows):
+        model = build().to(device)
+        model.load_state_dict({name: t[k].detach().clone() for name, t in (params | buffers).items()})
+        _recalibrate_batch_norm(model, x_all[torch.as_tensor(own, device=device)])
+        out.append(model.eval())
+    return out
+
+
+def _initial_models(build: Callable[[], nn.Module], m: int, *, seed: int, device: Device) -> list[nn.Module]:
+    """``m`` freshly initialised models in training mode, each from its own seed drawn from ``seed``."""
     gen = torch.Generator().manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    in_ch = images.shape[1]
     models = []
     for _ in range(m):
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-        models.append(make_model(arch, in_channels=in_ch, n_classes=n_classes).to(device).train())
-    params, buffers = stack_module_state(models)
-    base = make_model(arch, in_channels=in_ch, n_classes=n_classes).to("meta").train()
-    x_all = torch.as_tensor(images, device=device)
-    y_all = torch.as_tensor(labels, device=device)
-    idx_lists = [np.flatnonzero(s) for s in subsets]
-    n_per = min(len(i) for i in idx_lists)
-    steps_per_epoch = max(1, int(np.ceil(n_per / config.batch_size)))
+        models.append(build().to(device).train())
+    return models
+
+
+def _fit(
+    base: nn.Module,
+    params: dict[str, torch.Tensor],
+    buffers: dict[str, torch.Tensor],
+    x_all: torch.Tensor,
+    y_all: torch.Tensor,
+    rows: list[np.ndarray],
+    *,
+    config: TrainConfig,
+    rng: np.random.Generator,
+    progress: ProgressFn,
+) -> None:
+    """Train the stacked ``params`` (and ``buffers``) in place: AdamW with a one-cycle schedule on every model's
+    cross-entropy at once (``torch.vmap`` over ``base``), each model drawing equal minibatches from its own ``rows``."""
+    from torch.func import functional_call
+
+    steps_per_epoch = max(1, int(np.ceil(min(len(r) for r in rows) / config.batch_size)))
     opt = torch.optim.AdamW(params.values(), lr=config.lr, weight_decay=config.weight_decay)
     total = config.epochs * steps_per_epoch
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=config.lr, total_steps=total, pct_start=0.15)
@@ -87,28 +117,17 @@ def train_models(
         return nn.functional.cross_entropy(out, y, label_smoothing=config.label_smoothing)
 
     vloss = torch.vmap(loss_one, in_dims=(0, 0, 0, 0))
-    step = 0
     for epoch in range(config.epochs):
-        perms = [rng.permutation(i) for i in idx_lists]
+        perms = [rng.permutation(r) for r in rows]
         for s in range(steps_per_epoch):
-            batch = np.stack(
-                [p[(s * config.batch_size + np.arange(config.batch_size)) % len(p)] for p in perms]
-            )
-            bt = torch.as_tensor(batch, device=device)
+            batch = np.stack([p[(s * config.batch_size + np.arange(config.batch_size)) % len(p)] for p in perms])
+            bt = torch.as_tensor(batch, device=x_all.device)
             loss = vloss(params, buffers, x_all[bt], y_all[bt]).sum()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             sched.step()
-            step += 1
         progress((epoch + 1) / config.epochs, f"epoch {epoch + 1}/{config.epochs}")
-    out = []
-    for k in range(m):
-        model = make_model(arch, in_channels=in_ch, n_classes=n_classes).to(device)
-        model.load_state_dict({name: t[k].detach().clone() for name, t in (params | buffers).items()})
-        _recalibrate_batch_norm(model, x_all[torch.as_tensor(idx_lists[k], device=device)])
-        out.append(model.eval())
-    return out
 
 
 @torch.no_grad()
