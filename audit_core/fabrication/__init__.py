@@ -11,7 +11,7 @@ One concept a module:
 - the method: ``gradients`` (input-gradient norms, confidences), ``attacks`` (MFA, I-PGD, I-CW,
   adaptive), ``references`` (offline reference models), ``mia`` (LOSS / LiRA / RMIA scores,
   the AR-MIA weight), ``metrics`` (AUC, TPR at low FPR);
-- the audit: ``setup`` (everything trained before an attack), ``audit`` (:func:`run_fabrication`),
+- the audit: ``setup`` (everything trained before an attack), ``audit`` (:func:`~audit_core.fabrication.audit.run_fabrication`),
   ``sweeps`` (regime map, attack comparison, adaptive attacker), ``result`` (FabricationResult
   and its ``--json``), ``progress``;
 - the registry entry and its views: ``choices``, ``spec``, ``figures``, ``verdict``.

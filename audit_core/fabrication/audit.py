@@ -69,7 +69,7 @@ def run_fabrication(
     Parameters
     ----------
     setup : FabricationSetup
-        From :func:`prepare_audit`.
+        From :func:`~audit_core.fabrication.setup.prepare_audit`.
     epsilon, steps, attack : float, int, str
         The headline attack, run on every evaluation non-member.
     lam : float

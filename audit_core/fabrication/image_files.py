@@ -149,8 +149,9 @@ def load_npz_images(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Images and labels without a member mask (keys ``images`` and ``labels``), checked as :func:`load_npz` checks them.
 
-    Returns ``(images NCHW float32, labels, n_classes)`` (:func:`validate_images`); the model audit's members and
-    population come as two such files (their membership is which file they are in).
+    Returns ``(images NCHW float32, labels, n_classes)``
+    (:func:`~audit_core.fabrication.images.validate_images`); the model audit's members and population
+    come as two such files (their membership is which file they are in).
     """
     arrays = _load_npz_arrays(source, keys=("images", "labels"))
     return validate_images(arrays["images"], arrays["labels"], n_classes=n_classes)

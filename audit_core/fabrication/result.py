@@ -35,7 +35,7 @@ class MiaSummary:
     """An MIA on members (positives) vs clean and vs fabricated non-members (negatives).
 
     ``clean`` and ``fabricated`` carry AUC, EER and the TPR at each low FPR with its
-    interval (:func:`evaluate`).
+    interval (:func:`~audit_core.fabrication.metrics.evaluate`).
     """
 
     clean: AttackMetrics = field(repr=False)

@@ -57,7 +57,7 @@ def train_models(
     Returns
     -------
     list of nn.Module
-        Models of ``arch`` (:func:`make_model`), in eval mode, on ``device``.
+        Models of ``arch`` (:func:`~audit_core.fabrication.architectures.make_model`), in eval mode, on ``device``.
     """
     from torch.func import stack_module_state
 

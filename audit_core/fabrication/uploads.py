@@ -25,8 +25,9 @@ _PNG_LABELS = "labels.csv"
 
 
 def load_images(images: str | Path | bytes, images_name: str | None, *, seed: int) -> tuple[ImageData, InputSummary]:
-    """Uploaded images and their report line: a folder of PNGs with ``labels.csv`` (:func:`load_png_folder`),
-    or an ``.npz`` file or its bytes (:func:`load_npz`)."""
+    """Uploaded images and their report line: a folder of PNGs with ``labels.csv``
+    (:func:`~audit_core.fabrication.image_files.load_png_folder`), or an ``.npz`` file or its bytes
+    (:func:`~audit_core.fabrication.image_files.load_npz`)."""
     if isinstance(images, str | Path) and Path(images).is_dir():
         folder = Path(images)
         data = load_png_folder(folder, csv_name=_PNG_LABELS, seed=seed)
