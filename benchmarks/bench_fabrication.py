@@ -1,4 +1,4 @@
-"""Fabricated members (audit_core.fabrication.audit): attack throughput and the default run time.
+"""Fabricated members (audit_core.fabrication): attack throughput and the default run time.
 
 1. Attack throughput: MFA batched over all non-members at once (what the dashboard
    does) against the same attack run image by image (the naive peer), in image-steps
@@ -7,7 +7,7 @@
    reference models trained as one batch, MFA at 32/255 with T = 40, the epsilon grid
    4..64/255 in one batch, MFA / I-PGD / I-CW at T = 5 and 40, the adaptive attacker):
    wall time and the regime numbers (MFD AUC vs epsilon, AR-MIA AUCs, MFA vs I-PGD).
-   ``--threads 2`` shows what torch's second intra-op thread does (see image_models.CPU_THREADS).
+   ``--threads 2`` shows what torch's second intra-op thread does (see threads.CPU_THREADS).
 3. ``--mnist``: the same on the 5k MNIST subset (784 pixels), slower.
 
 Usage: python benchmarks/bench_fabrication.py [--threads 2] [--mnist] [--seed 0]
@@ -27,9 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from audit_core.fabrication import image_models  # noqa: E402
-from audit_core.fabrication.audit import DEFAULT_SIZES, fabricate, fabrication_audit, prepare_audit  # noqa: E402
-from audit_core.fabrication.image_models import load_bundled  # noqa: E402
+from audit_core.fabrication import threads  # noqa: E402
+from audit_core.fabrication.attacks import fabricate  # noqa: E402
+from audit_core.fabrication.audit import fabrication_audit  # noqa: E402
+from audit_core.fabrication.bundled import load_bundled  # noqa: E402
+from audit_core.fabrication.setup import DEFAULT_SIZES, prepare_audit  # noqa: E402
 
 
 def throughput(seed: int) -> None:
@@ -85,13 +87,13 @@ def default_run(dataset: str, seed: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=None,
-                    help="torch intra-op threads of the audit (default: image_models.CPU_THREADS, 1)")
+                    help="torch intra-op threads of the audit (default: threads.CPU_THREADS, 1)")
     ap.add_argument("--mnist", action="store_true", help="also run the default audit on the 5k MNIST subset")
     ap.add_argument("--seed", type=int, default=0)
     args, _ = ap.parse_known_args()
     if args.threads:
-        image_models.CPU_THREADS = args.threads
-    print(f"torch {torch.__version__}, {image_models.CPU_THREADS} thread(s) in the audit, numpy {np.__version__}")
+        threads.CPU_THREADS = args.threads
+    print(f"torch {torch.__version__}, {threads.CPU_THREADS} thread(s) in the audit, numpy {np.__version__}")
     throughput(args.seed)
     default_run("digits", args.seed)
     if args.mnist:

@@ -192,7 +192,7 @@ def image_case(folder: Path, *, members: int = 150, population: int = 300, epoch
     """
     from safetensors.torch import save_file
 
-    from audit_core.fabrication.image_models import TrainConfig, train_models
+    from audit_core.fabrication.training import TrainConfig, train_models
 
     folder.mkdir(parents=True, exist_ok=True)
     x, y = _noisy_digits(noise)

@@ -1,6 +1,6 @@
 """What kind of model file some bytes are, from their header alone (no torch, nothing parsed beyond it).
 
-Shared by the fabrication audit (:mod:`audit_core.fabrication.image_models`) and the model audit
+Shared by the fabrication audit (:mod:`audit_core.fabrication.model_files`) and the model audit
 (:mod:`audit_core.model.loading`), which must tell a safetensors file from a pickle before any
 heavy import: a safetensors header length can start with the bytes of a pickle's PROTO opcode.
 """

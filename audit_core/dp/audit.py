@@ -21,7 +21,7 @@ from audit_core.common.runtime import ProgressFn, as_progress
 from audit_core.dp.canaries import Canaries, draw_canaries
 from audit_core.dp.onerun import CONFIDENCE, OneRunBound, ceiling, one_run_audit
 from audit_core.dp.training import BATCH_SIZE, MAX_GRAD_NORM, TrainedModel, train
-from audit_core.fabrication.image_models import cpu_threads
+from audit_core.fabrication.threads import cpu_threads
 from audit_core.lira.design import prepare_design
 
 __all__ = ["DpAuditResult", "ModelAudit", "run_dp_audit"]

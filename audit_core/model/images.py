@@ -1,15 +1,15 @@
 """The model audit's image path: safetensors weights of the fabrication page's architectures, images in .npz files.
 
 - the model: safetensors weights (never a pickle) of ``small_cnn`` or ``resnet18``
-  (:mod:`audit_core.fabrication.image_models`). The architecture, the input channels and the
+  (:mod:`audit_core.fabrication.architectures`). The architecture, the input channels and the
   number of classes are read from the weights: the architecture whose parameter names and
-  shapes the file fits exactly (:func:`~audit_core.fabrication.image_models.load_safetensors_model`
-  checks every one, :func:`~audit_core.fabrication.image_models.architecture_of` confirms it);
+  shapes the file fits exactly (:func:`~audit_core.fabrication.model_files.load_safetensors_model`
+  checks every one, :func:`~audit_core.fabrication.architectures.architecture_of` confirms it);
 - the members and the population: ``.npz`` files with ``images`` and ``labels`` (no member mask:
   membership is which file a record is in), validated as the fabrication page validates uploads
-  (:func:`~audit_core.fabrication.image_models.load_npz_images`);
+  (:func:`~audit_core.fabrication.image_files.load_npz_images`);
 - the reference models are of the uploaded architecture, trained here as one batch
-  (:func:`~audit_core.fabrication.image_models.train_models`) on the rows of a
+  (:func:`~audit_core.fabrication.training.train_models`) on the rows of a
   :class:`~audit_core.model.design.Design`, on the GPU when there is one (CPU otherwise, one
   thread: the same inputs and seed give the same numbers).
 """
@@ -64,7 +64,7 @@ class ImageSet:
 
 def read_images(source: Any, name: str) -> ImageSet:
     """An :class:`ImageSet` from an .npz path or its bytes; one sentence (naming the file) for anything refused."""
-    from audit_core.fabrication.image_models import load_npz_images
+    from audit_core.fabrication.image_files import load_npz_images
 
     if isinstance(source, str | Path) and not Path(source).is_file():
         raise InputError(f"'{name}': there is no file at '{source}'; check the path.")
@@ -118,7 +118,9 @@ def _weights_shape(data: bytes, name: str) -> tuple[int, dict[str, int]]:
 def load_image_model(data: bytes, name: str, *, device: Any = None) -> ImageModel:
     """The architecture the weights fit (names and shapes, every tensor), loaded on ``device``; one sentence otherwise."""
     from audit_core.common.runtime import pick_device
-    from audit_core.fabrication.image_models import ARCHITECTURES, architecture_of, load_safetensors_model
+    from audit_core.fabrication.architectures import architecture_of
+    from audit_core.fabrication.choices import ARCHITECTURES
+    from audit_core.fabrication.model_files import load_safetensors_model
 
     in_channels, heads = _weights_shape(data, name)
     device = device or pick_device()
@@ -139,7 +141,7 @@ def load_image_model(data: bytes, name: str, *, device: Any = None) -> ImageMode
 
 def check_images(model: ImageModel, *sets: ImageSet) -> None:
     """Refuse images whose channels, size or labels do not fit the model (one sentence naming the file)."""
-    from audit_core.fabrication.image_models import check_model_input
+    from audit_core.fabrication.model_files import check_model_input
 
     shapes = {s.images.shape[1:] for s in sets}
     if len(shapes) > 1:
@@ -161,7 +163,8 @@ def probabilities(module: Any, images: np.ndarray) -> np.ndarray:
     """``(n, n_classes)`` float64 softmax probabilities of ``module`` on ``images`` (one CPU thread on a CPU)."""
     import torch
 
-    from audit_core.fabrication.image_models import cpu_threads, predict_logits
+    from audit_core.fabrication.inference import predict_logits
+    from audit_core.fabrication.threads import cpu_threads
 
     with cpu_threads():
         logits = predict_logits(module, images)
@@ -182,7 +185,7 @@ def train_image_reference(
 
     ``images``, ``labels``: every record (members, then population); ``candidates``: the indices scored.
     """
-    from audit_core.fabrication.image_models import TrainConfig, train_models
+    from audit_core.fabrication.training import TrainConfig, train_models
 
     subsets = np.zeros((design.n_models, labels.size), dtype=bool)
     for k, rows in enumerate(design.rows):

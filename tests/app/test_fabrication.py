@@ -25,7 +25,7 @@ def _result(at: AppTest) -> dict:
 @pytest.fixture(scope="module")
 def ran():
     with pytest.MonkeyPatch.context() as mp:
-        setups = spy(mp, "audit_core.fabrication.audit", "setup_fabrication")
+        setups = spy(mp, "audit_core.fabrication.setup", "setup_fabrication")
         at = AppTest.from_file(PAGE, default_timeout=600)
         at.run()
         assert not at.exception
@@ -53,7 +53,7 @@ def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
 
 def test_lambda_rescores_without_re_attacking_and_steps_without_retraining(ran, monkeypatch):
     at = ran
-    setups = spy(monkeypatch, "audit_core.fabrication.audit", "setup_fabrication")
+    setups = spy(monkeypatch, "audit_core.fabrication.setup", "setup_fabrication")
     attacks = spy(monkeypatch, "audit_core.fabrication.audit", "run_fabrication")
     ar_before = [m.value for m in at.metric if "AR-MIA" in m.label]
     at.select_slider(key=state.Fabrication.LAMBDA).set_value(100.0).run()

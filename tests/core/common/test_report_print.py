@@ -79,8 +79,9 @@ def _squash(text: str) -> str:
 
 def _fabrication_report(html: Path, pdf: Path) -> None:
     """The fabrication audit on a small slice of the bundled digits (the CLI's default run takes minutes)."""
-    from audit_core.fabrication.audit import prepare_audit, run_fabrication
-    from audit_core.fabrication.image_models import load_bundled
+    from audit_core.fabrication.audit import run_fabrication
+    from audit_core.fabrication.bundled import load_bundled
+    from audit_core.fabrication.setup import prepare_audit
     from audit_core.fabrication.verdict import build_report
 
     data = load_bundled("digits", seed=0, n_members=40, n_non_members=80)

@@ -28,7 +28,7 @@ from audit_core.dp.onerun import ceiling, one_run_audit
 from audit_core.dp.spec import DP_MODEL
 from audit_core.dp.training import train
 from audit_core.dp.uploaded import audit_uploaded_model
-from audit_core.fabrication.image_models import cpu_threads
+from audit_core.fabrication.threads import cpu_threads
 from audit_core.lira.design import prepare_design
 from tests.canary_files import INCLUDED, M, canary_frame, disjoint_case, leaky_case, torch_onnx
 from tests.model_files import GERMAN, TARGET, TRUST_TREE, pickle_bytes

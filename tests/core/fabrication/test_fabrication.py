@@ -21,24 +21,14 @@ from safetensors.torch import save as st_save
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.roc import tpr_at_fpr
-from audit_core.fabrication.audit import (
-    DEFAULT_SIZES,
-    fabricate,
-    fabricate_grid,
-    prepare_audit,
-    run_fabrication,
-)
-from audit_core.fabrication.image_models import (
-    SmallCNN,
-    check_model_input,
-    load_bundled,
-    load_npz,
-    load_safetensors_model,
-    load_torchscript_model,
-    split_roles,
-    validate_images,
-    with_model_classes,
-)
+from audit_core.fabrication.architectures import SmallCNN
+from audit_core.fabrication.attacks import fabricate, fabricate_grid
+from audit_core.fabrication.audit import run_fabrication
+from audit_core.fabrication.bundled import load_bundled
+from audit_core.fabrication.image_files import load_npz
+from audit_core.fabrication.images import split_roles, validate_images, with_model_classes
+from audit_core.fabrication.model_files import check_model_input, load_safetensors_model, load_torchscript_model
+from audit_core.fabrication.setup import DEFAULT_SIZES, prepare_audit
 from audit_core.fabrication.verdict import build_report
 
 EPS = (4 / 255, 16 / 255, 64 / 255)
@@ -298,6 +288,35 @@ def test_bad_steps_are_one_sentence(capsys):
     assert "--steps must be a whole number from 1 to 500" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--dataset", "digits", "--attack", "adaptive"], "argument --attack: invalid choice: 'adaptive'"),
+        (["--dataset", "digits", "--architecture", "vgg"], "argument --architecture: invalid choice: 'vgg'"),
+        (["--dataset", "cifar"], "argument --dataset: invalid choice: 'cifar'"),
+        (["--dataset", "digits", "--model-format", "onnx"], "argument --model-format: invalid choice: 'onnx'"),
+        (["--dataset", "digits", "--images", "x.npz"], "Give either --images (your own data) or --dataset"),
+        (["--model", "m.safetensors"], "--model needs --images"),
+    ],
+)
+def test_settings_and_inputs_are_refused_once_before_any_work(argv, said, capsys):
+    """Validate once: the knobs (choices) and the audit's check refuse these; the computation trusts what it gets."""
+    assert _exit_status(["fabrication", *argv, "--json", "out.json"]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", [{"attack": "adaptive"}, {"architecture": "vgg"}, {"dataset": "cifar"},
+                                 {"model_format": "onnx"}, {"epsilon": 0.0}, {"steps": 0}, {"lam": -1.0}])
+def test_the_knobs_refuse_what_the_computation_no_longer_checks(bad):
+    from audit_core.fabrication.spec import FabricationSettings
+
+    with pytest.raises(InputError):
+        FabricationSettings(**bad).validate()
+
+
 # --------------------------------------------------------------------------- CLI
 def test_cli_with_uploaded_images_and_weights(tmp_path, setup, capsys):
     d = setup.data
@@ -351,7 +370,7 @@ def test_cli_images_takes_a_png_folder(tmp_path, setup, capsys):
 def test_trusted_torchscript_and_png_folder(tmp_path):
     from PIL import Image
 
-    from audit_core.fabrication.image_models import load_png_folder
+    from audit_core.fabrication.image_files import load_png_folder
 
     model = SmallCNN(1, 3).eval()
     buf = io.BytesIO()
@@ -376,7 +395,7 @@ def test_trusted_torchscript_and_png_folder(tmp_path):
 
 # --------------------------------------------------------------------------- reference architecture
 def test_architecture_is_read_from_the_weights():
-    from audit_core.fabrication.image_models import ResNet18, architecture_of
+    from audit_core.fabrication.architectures import ResNet18, architecture_of
 
     assert architecture_of(SmallCNN(1, 10), in_channels=1, n_classes=10) == "small_cnn"
     assert architecture_of(ResNet18(3, 4), in_channels=3, n_classes=4) == "resnet18"
@@ -389,8 +408,10 @@ def test_architecture_is_read_from_the_weights():
 
 def test_uploaded_resnet18_gets_resnet18_reference_models(tmp_path):
     """An uploaded ResNet-18 is compared against ResNet-18 references trained like the bundled target."""
-    from audit_core.fabrication.audit import setup_fabrication
-    from audit_core.fabrication.image_models import ResNet18, TrainConfig, predict_logits, train_models
+    from audit_core.fabrication.architectures import ResNet18
+    from audit_core.fabrication.inference import predict_logits
+    from audit_core.fabrication.setup import setup_fabrication
+    from audit_core.fabrication.training import TrainConfig, train_models
 
     d = load_bundled("digits", seed=1, n_members=40, n_non_members=80)
     keep = np.r_[d.members, d.non_members]
@@ -440,7 +461,7 @@ def test_uploaded_resnet18_gets_resnet18_reference_models(tmp_path):
 
 
 def test_a_model_of_no_built_in_architecture_gets_no_references():
-    from audit_core.fabrication.image_models import TrainConfig
+    from audit_core.fabrication.training import TrainConfig
 
     n_mem, n_non = 40, 80
     d = load_bundled("digits", seed=0, n_members=n_mem, n_non_members=n_non)

@@ -16,7 +16,10 @@ import pytest
 
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
-from audit_core.fabrication.image_models import SmallCNN, load_npz, load_safetensors_model, sniff_model_format
+from audit_core.common.model_files import sniff_model_format
+from audit_core.fabrication.architectures import SmallCNN
+from audit_core.fabrication.image_files import load_npz
+from audit_core.fabrication.model_files import load_safetensors_model
 from tests.hostile_inputs import (
     image_arrays,
     npy_bytes,

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from audit_core.fabrication import audit
-from audit_core.fabrication.image_models import TrainConfig, load_bundled
+from audit_core.fabrication import attacks, audit
+from audit_core.fabrication.bundled import load_bundled
 from audit_core.fabrication.progress import plan, split, time_left_text, with_time_left
+from audit_core.fabrication.setup import prepare_audit
+from audit_core.fabrication.training import TrainConfig
 
 
 class Clock:
@@ -60,11 +62,11 @@ def test_every_message_names_the_attack_running(monkeypatch):
     """The label follows the attack: while I-PGD runs it says I-PGD (it said "mfa" before), with the radius and T,
     and torch runs on one thread meanwhile, restored after."""
     data = load_bundled("digits", seed=0, n_members=40, n_non_members=40)
-    setup = audit.prepare_audit(data, train=TrainConfig(epochs=2), n_reference_models=0, seed=0,
-                                device=torch.device("cpu"))  # fmt: skip
+    setup = prepare_audit(data, train=TrainConfig(epochs=2), n_reference_models=0, seed=0,
+                          device=torch.device("cpu"))  # fmt: skip
     messages: list[str] = []
     calls = []
-    real = audit.fabricate
+    real = attacks.fabricate
 
     def spy(model, images, labels, *, progress=None, **kw):
         start = len(messages)
@@ -72,15 +74,14 @@ def test_every_message_names_the_attack_running(monkeypatch):
         calls.append((kw, len(images), messages[start:], torch.get_num_threads()))
         return out
 
-    monkeypatch.setattr(audit, "fabricate", spy)
+    monkeypatch.setattr(attacks, "fabricate", spy)
     threads = torch.get_num_threads()
     audit.run_fabrication(setup, epsilon=32 / 255, steps=3, epsilons=(8 / 255, 32 / 255), budgets=(2, 3),
                           compare_attacks=("mfa", "ipgd", "icw"), adaptive_betas=(0.0, 0.1), n_compare=20, seed=0,
                           progress=lambda f, m: messages.append(m))  # fmt: skip
     assert torch.get_num_threads() == threads
     names = {"mfa": "MFA", "ipgd": "I-PGD", "icw": "I-CW", "adaptive": "adaptive MFA"}
-    attacks = {kw.get("attack", "mfa") for kw, *_ in calls}
-    assert attacks == set(names)
+    assert {kw.get("attack", "mfa") for kw, *_ in calls} == set(names)
     for kw, n_images, during, n_threads in calls:
         assert n_threads == 1
         assert during, kw
@@ -88,7 +89,7 @@ def test_every_message_names_the_attack_running(monkeypatch):
         for m in during:
             assert re.match(r"step [1-4] of 4, ", m), m
             assert any(f"{names[attack]}{sep}" in m for sep in (" at ", f", T = {kw['steps']},")), m
-            assert all(audit.eps255(e).removesuffix("/255") in m for e in radii), m
+            assert all(attacks.eps255(e).removesuffix("/255") in m for e in radii), m
             if n_images == 20 * len(radii) and attack != "adaptive":  # the attack comparison names T
                 assert f"{names[attack]}, T = {kw['steps']}, at " in m, m
             assert " left in the attacks" in m or "estimating the time left" in m or m.endswith("finished"), m

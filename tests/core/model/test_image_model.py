@@ -35,7 +35,7 @@ def overfit_audit(overfit):
 def _untrained_cnn(folder, *, in_channels=1, n_classes=10, metadata=None):
     from safetensors.torch import save_file
 
-    from audit_core.fabrication.image_models import SmallCNN
+    from audit_core.fabrication.architectures import SmallCNN
 
     path = folder / "cnn.safetensors"
     save_file({k: v.contiguous() for k, v in SmallCNN(in_channels, n_classes).state_dict().items()}, str(path),
