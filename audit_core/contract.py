@@ -39,16 +39,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REQUIRED",
+    "STAGES",
     "Audit",
     "Context",
     "InputSpec",
     "Inputs",
     "Knob",
     "Outcome",
+    "Result",
     "Settings",
     "Stage",
     "csv_list",
     "knob",
+    "rescore",
     "run",
     "stage_key",
 ]
@@ -311,8 +314,8 @@ class Context:
     progress_for: Callable[[str], ProgressFn | None] | None = None
 
 
-S = TypeVar("S", bound=Settings)
-R = TypeVar("R", bound="Result")
+_S = TypeVar("_S", bound=Settings)
+_R = TypeVar("_R", bound="Result")
 
 
 class Result(Protocol):
@@ -322,7 +325,7 @@ class Result(Protocol):
 
 
 @dataclass(frozen=True)
-class Audit(Generic[S, R]):
+class Audit(Generic[_S, _R]):
     """A registry entry: everything a page, the CLI and a report need to know about one audit.
 
     ``run(inputs, settings, ctx)`` does the work; ``prepare(inputs, settings, ctx)``, when
@@ -339,35 +342,35 @@ class Audit(Generic[S, R]):
     needs: str
     method: str
     inputs: tuple[InputSpec, ...]
-    settings: type[S]
-    run: Callable[[Inputs, S, Context], R]
-    verdict: Callable[[R], str]
-    decision: Callable[[R], Decision] | None = None
+    settings: type[_S]
+    run: Callable[[Inputs, _S, Context], _R]
+    verdict: Callable[[_R], str]
+    decision: Callable[[_R], Decision] | None = None
     """The release decision (level, headline, reasons, next steps): the JSON's ``verdict`` block and ``--fail-on``."""
-    prepare: Callable[[Inputs, S, Context], Any] | None = None
+    prepare: Callable[[Inputs, _S, Context], Any] | None = None
     setup_share: float = 0.5
-    check: Callable[[Inputs, S], None] | None = None
-    rescore: Callable[[R, S, Context], R] | None = None
-    report: Callable[[Outcome[S, R]], Report] | None = None
-    summary: Callable[[Outcome[S, R]], list[str]] | None = None
-    records: Callable[[Outcome[S, R]], Any] | None = None
-    notes: Callable[[Outcome[S, R]], list[str]] | None = None
-    after: Callable[[Outcome[S, R]], list[str]] | None = None
+    check: Callable[[Inputs, _S], None] | None = None
+    rescore: Callable[[_R, _S, Context], _R] | None = None
+    report: Callable[[Outcome[_S, _R]], Report] | None = None
+    summary: Callable[[Outcome[_S, _R]], list[str]] | None = None
+    records: Callable[[Outcome[_S, _R]], Any] | None = None
+    notes: Callable[[Outcome[_S, _R]], list[str]] | None = None
+    after: Callable[[Outcome[_S, _R]], list[str]] | None = None
     page: str | None = None
     section: str = ""
     outputs: tuple[str, ...] = ("json", "html", "pdf")
-    save: Callable[[Outcome[S, R], str], str | bytes] | None = None
+    save: Callable[[Outcome[_S, _R], str], str | bytes] | None = None
     """For a tool that makes a file (``--out``): the file's content, for the path's suffix."""
 
 
 @dataclass(frozen=True)
-class Outcome(Generic[S, R]):
+class Outcome(Generic[_S, _R]):
     """One finished audit: its value, and the inputs, settings and seed that made it (the ``Result``)."""
 
-    audit: Audit[S, R]
-    value: R
+    audit: Audit[_S, _R]
+    value: _R
     inputs: Inputs
-    settings: S
+    settings: _S
     seed: int
 
     PROGRAM: ClassVar[str] = "python -m audit_core"
@@ -432,16 +435,16 @@ def stage_key(audit: Audit[Any, Any], inputs: Inputs, settings: Settings, seed: 
 
 
 def run(
-    audit: Audit[S, R],
+    audit: Audit[_S, _R],
     inputs: Inputs,
-    settings: S,
+    settings: _S,
     *,
     seed: int,
     progress: ProgressFn | None = None,
     client: Any = None,
     cache: MutableMapping[Hashable, Any] | None = None,
     progress_for: Callable[[str], ProgressFn | None] | None = None,
-) -> Outcome[S, R]:
+) -> Outcome[_S, _R]:
     """Validate, run every stage, re-score: the one way to an audit's :class:`Outcome` (page and CLI).
 
     ``cache`` (the dashboard's result store) keeps the setup stage's value between calls, keyed by
@@ -467,7 +470,7 @@ def run(
     return rescore(Outcome(audit, value, inputs, settings.upto("run"), seed), settings)
 
 
-def rescore(outcome: Outcome[S, R], settings: S) -> Outcome[S, R]:
+def rescore(outcome: Outcome[_S, _R], settings: _S) -> Outcome[_S, _R]:
     """``outcome`` (a finished run) at ``settings``, which may differ from its own only in ``rescore`` knobs."""
     costly = sorted(n for n in settings.changed(outcome.settings) if not settings.knobs()[n].rescore)
     if costly:

@@ -27,6 +27,7 @@ from audit_core.common.tables import read_table
 
 __all__ = [
     "SESSION_BOUND_BYTES",
+    "SWEEP_SECONDS",
     "UPLOADED_BY",
     "ResultStore",
     "StoreView",
@@ -56,7 +57,7 @@ def _progress_reporter(label: str) -> Iterator[ProgressFn]:
         bar.empty()
 
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 _CACHE_SIZE = 32
 """Most results the store keeps (the byte budget is the bound that matters; a comparison
 of four generators writes twelve entries: fits, samples and audits)."""
@@ -290,7 +291,7 @@ def load_table(source: bytes | str | Path, name: str, *, upload: bool) -> pd.Dat
     return cached_run(f"Reading {name}", key, read)
 
 
-def cached_run(label: str, key: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+def cached_run(label: str, key: str, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
     """Run ``fn(*args, progress=..., **kwargs)`` under a progress bar, once per ``key``.
 
     Unlike ``st.cache_data``, the progress bar lives outside the cached work, and a

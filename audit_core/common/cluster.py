@@ -41,6 +41,7 @@ from audit_core.common.errors import InputError
 
 __all__ = [
     "ENV_VAR",
+    "TLS_ENV_VARS",
     "cluster_client",
     "cluster_summary",
     "dashboard_cluster",

@@ -19,14 +19,18 @@ __all__ = [
     "BANDWIDTH",
     "BANDWIDTH_SCALE",
     "CANARIES",
+    "CPU_AUDIT_SECONDS",
     "DELTA",
     "DISCLOSURE_ATTACKS",
     "DP_DELTA",
     "DP_EPOCHS",
     "DP_EPSILON",
     "EPSILON_RADIUS",
+    "FPC_CELLS",
+    "FPC_MODELS",
     "FPC_POPULATION",
     "FPC_REPEATS",
+    "FPC_TRAIN_SIZE",
     "GENERATED_ROWS",
     "GENERATOR_EPOCHS",
     "IMAGE_SIDE",
@@ -161,6 +165,9 @@ MAX_CLASSES = 1000
 """Most classes an image model may have (labels 0 .. 999)."""
 MAX_ARRAY_MB = 1024
 """Largest array read from an .npz upload, in MiB, as declared in its header (checked before reading)."""
+CPU_AUDIT_SECONDS = 900
+"""The longest a fabrication audit's training, or its attacks, may be expected to run on a CPU (a GPU is not limited):
+beyond it the run is refused before it starts, with what to change (fewer images, an uploaded model)."""
 MAX_MODEL_MB = 200
 """Largest model file, in MiB (ResNet-18 weights are 45 MB)."""
 

@@ -9,6 +9,7 @@ members and fabricated points next to every AUC.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from audit_core.fabrication.gradients import input_gradient_norms
 from audit_core.fabrication.images import LabelledImages
 from audit_core.fabrication.inference import predict_logits
 from audit_core.fabrication.mia import mia_scores, model_view
-from audit_core.fabrication.progress import plan
+from audit_core.fabrication.progress import check_cpu_time, plan
 from audit_core.fabrication.result import FabricationResult, Groups
 from audit_core.fabrication.setup import FabricationSetup, setup_fabrication
 from audit_core.fabrication.sweeps import (
@@ -140,6 +141,11 @@ def _plan(
                      n_compare * steps * ATTACK_COST["adaptive"] * len(sweep.adaptive_runs(headline))),
     }  # fmt: skip
     run = {k: v for k, v in planned.items() if v[1] > 0}
+    device_type = next(setup.model.parameters()).device.type
+    check_cpu_time(sum(w for _, w in run.values()), pixels=math.prod(setup.data.shape),
+                   arch=setup.reference_architecture or "small_cnn", device_type=device_type,
+                   what=f"The attacks on {n_non:,} non-members (T = {steps}, {len(radii)} radii)",
+                   fix="use fewer images, fewer attack steps, or a machine with a GPU")  # fmt: skip
     part = dict(zip(run, plan(progress, list(run.values()), what="the attacks"), strict=True))
     return lambda key: part.get(key, null_progress)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 from torch import nn
 
 from audit_core.common.report import InputSummary, describe_input
@@ -19,7 +20,7 @@ from audit_core.fabrication.gradients import input_gradient_norms
 from audit_core.fabrication.images import ImageData, with_model_classes
 from audit_core.fabrication.inference import Device
 from audit_core.fabrication.model_files import check_model_input, n_outputs
-from audit_core.fabrication.progress import plan
+from audit_core.fabrication.progress import check_cpu_time, plan
 from audit_core.fabrication.references import (
     MIN_REFERENCE_POOL,
     ReferenceModels,
@@ -98,8 +99,13 @@ def prepare_audit(
     train = train or _DEFAULT_TRAIN.get(data.name, _DEFAULT_TRAIN["digits"])
     arch = "small_cnn" if model is None else architecture_of(model, in_channels=data.shape[0], n_classes=data.n_classes)
     n_reference_models = n_reference_models if arch is not None else 0
-    parts = iter(plan(progress, _training_steps(data, train, arch, target=model is None, n_references=n_reference_models),
-                      what="training"))  # fmt: skip
+    steps = _training_steps(data, train, arch, target=model is None, n_references=n_reference_models)
+    check_cpu_time(sum(w for _, w in steps) * train.batch_size, pixels=math.prod(data.shape), arch=arch,
+                   device_type=torch.device(device).type,
+                   what=f"Training {' and '.join(n.split(' (')[0].removeprefix('training ') for n, _ in steps)} on "
+                   f"{data.members.size:,} members",
+                   fix="use fewer images" + (", or upload the trained model with them" if model is None else ""))  # fmt: skip
+    parts = iter(plan(progress, steps, what="training"))
     if model is None:
         target = _train_target(data, train, seed=seed, device=device, progress=next(parts))
     else:

@@ -481,3 +481,35 @@ def test_json_reports_an_epsilon_lower_bound_per_mia(result):
     assert e["epsilon"] >= 0.0
     assert e["n_members_evaluated"] + e["n_non_members_evaluated"] < j["n_members"] + j["n_non_members"]  # held-out half
     assert all("epsilon_lower_bound" in block for block in j["mia"]["by_attack"].values())
+
+
+def test_work_past_the_cpu_limit_is_refused_before_it_starts(tmp_path, capsys):
+    """100,000 MNIST-sized images and no model (a 0.6 MB file that inflated to 583 MB hung the page for an hour, training
+    here): one sentence, exit 2, before any training, with what to change."""
+    from audit_core.__main__ import main
+    from tests.conftest import spy
+
+    n = 100_000
+    path = tmp_path / "many.npz"
+    np.savez_compressed(path, images=np.zeros((n, 1, 28, 28), dtype=np.float32), labels=np.arange(n) % 10,
+                        is_member=np.arange(n) % 2)  # fmt: skip
+    with pytest.MonkeyPatch.context() as mp:
+        fits = spy(mp, "audit_core.fabrication.setup", "train_models")
+        assert main(["--quiet", "fabrication", "--images", str(path), "--json", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "would take about" in err[0]
+    assert "under 15 min" in err[0]
+    assert "fewer images" in err[0]
+    assert not fits
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_the_cpu_limit_speaks_only_to_a_cpu():
+    from audit_core.common.errors import InputError
+    from audit_core.fabrication.progress import check_cpu_time
+
+    check_cpu_time(1e9, pixels=784, arch="small_cnn", device_type="cuda", what="x", fix="y")  # a GPU: not limited
+    check_cpu_time(1e5, pixels=784, arch="small_cnn", device_type="cpu", what="x", fix="y")  # about 20 s: fine
+    with pytest.raises(InputError, match=r"^ResNet work would take about \d+ min on this machine's CPU.*: y\.$"):
+        check_cpu_time(1e5, pixels=3 * 32 * 32, arch="resnet18", device_type="cpu", what="ResNet work", fix="y")
