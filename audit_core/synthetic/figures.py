@@ -23,9 +23,11 @@ from audit_core.common.figures import (
     group_histogram,
     log_roc_figure,
 )
-from audit_core.synthetic.audit import SyntheticAudit, exposed_records, record_comparison
 from audit_core.synthetic.comparison import GeneratorComparison
-from audit_core.synthetic.disclosure import AttackRisk, DisclosureAudit
+from audit_core.synthetic.disclosure.attack_risk import AttackRisk
+from audit_core.synthetic.disclosure.audit import DisclosureAudit
+from audit_core.synthetic.explanations import exposed_records, record_comparison
+from audit_core.synthetic.result import SyntheticAudit
 
 __all__ = [
     "ATTACK_LABELS",

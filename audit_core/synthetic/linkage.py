@@ -39,7 +39,8 @@ import numba
 import numpy as np
 from scipy import stats
 
-from audit_core.synthetic.distance import _CACHE, _NUMBA_LOCK, EncodedTable
+from audit_core.synthetic.encoding import EncodedTable
+from audit_core.synthetic.numba_runtime import NUMBA_CACHE, NUMBA_LOCK
 
 __all__ = ["LINKAGE_ALPHA", "LINKAGE_STRONG", "TOLERANCES", "LinkageTest", "agreement_weights", "best_agreement", "linkage_test"]
 
@@ -87,7 +88,7 @@ def agreement_weights(aux: EncodedTable, tolerances: tuple[float, ...] = TOLERAN
     return weight(cat), weight(num)
 
 
-@numba.njit(parallel=True, fastmath=False, nogil=True, boundscheck=False, cache=_CACHE)
+@numba.njit(parallel=True, fastmath=False, nogil=True, boundscheck=False, cache=NUMBA_CACHE)
 def _best_agreement_kernel(q_num, q_cat, s_num, s_cat, w_num, w_cat, tols, out):  # pragma: no cover - compiled
     n, m, t_count = q_num.shape[0], s_num.shape[0], tols.shape[0]
     pn, pc = q_num.shape[1], q_cat.shape[1]
@@ -125,7 +126,7 @@ def best_agreement(
         np.ascontiguousarray(synthetic.numeric, dtype=np.float64), np.ascontiguousarray(synthetic.codes, dtype=np.int64),
         np.ascontiguousarray(w_num), np.ascontiguousarray(w_cat), np.asarray(tolerances, dtype=np.float64),
     )  # fmt: skip
-    with _NUMBA_LOCK:
+    with NUMBA_LOCK:
         _best_agreement_kernel(*args, out)
     return out
 

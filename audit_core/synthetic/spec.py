@@ -82,7 +82,7 @@ class TabularSettings(Settings):
     @staticmethod
     def default_roles(columns: list[str]) -> dict[str, tuple[str, ...]]:
         """The disclosure attacker's roles when none are given: ``known``, ``link_a``, ``link_b``, ``secrets``."""
-        from audit_core.synthetic.disclosure import default_roles
+        from audit_core.synthetic.disclosure.roles import default_roles
 
         return {k: tuple(v) for k, v in default_roles(columns).to_json().items()}
 
@@ -139,7 +139,7 @@ def _types(inputs: Inputs, s: TabularSettings):
 
 def _roles(columns: list[str], s: TabularSettings):
     """The attacker's roles from the settings (None: the defaults)."""
-    from audit_core.synthetic.disclosure import DisclosureRoles, default_roles
+    from audit_core.synthetic.disclosure.roles import DisclosureRoles, default_roles
 
     if all(getattr(s, n) is None for n in ("known", "link_a", "link_b", "secrets")):
         return None
@@ -158,7 +158,7 @@ def _check(inputs: Inputs, s: TabularSettings) -> None:
         raise InputError(f"--groups: '{s.groups}' is not a compared column of the training table; "
                          + columns_sentence(types.columns, s.groups))
     if s.disclosure:
-        from audit_core.synthetic.disclosure import check_roles, default_roles
+        from audit_core.synthetic.disclosure.roles import check_roles, default_roles
 
         columns = [c for c in inputs["train"].columns if c in types.columns]
         check_roles(_roles(columns, s) or default_roles(columns), columns)
@@ -177,17 +177,17 @@ def _run(inputs: Inputs, s: TabularSettings, ctx: Context) -> TabularResult:
     audit = ctx.prepared
     disclosure = None
     if s.disclosure:
-        from audit_core.synthetic.disclosure import audit_disclosure
+        from audit_core.synthetic.disclosure.audit import DisclosureOptions, audit_disclosure
 
         columns = [c for c in inputs["train"].columns if c in audit.types.columns]
+        options = DisclosureOptions(n_attacks=s.n_attacks, link_k=s.link_k)
         disclosure = audit_disclosure(inputs["train"], inputs["holdout"], inputs["synthetic"], types=audit.types,
-                                      roles=_roles(columns, s), n_attacks=s.n_attacks, link_k=s.link_k, seed=ctx.seed,
-                                      progress=ctx.progress)  # fmt: skip
+                                      roles=_roles(columns, s), options=options, seed=ctx.seed, progress=ctx.progress)
     return TabularResult(audit, disclosure, group_risk(audit, s.groups))
 
 
 def _rescore(result: TabularResult, s: TabularSettings, ctx: Context) -> TabularResult:
-    from audit_core.synthetic.audit import rescore
+    from audit_core.synthetic.scoring import rescore
 
     audit = rescore(result.audit, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale, prior=s.prior)
     return replace(result, audit=audit, groups=group_risk(audit, s.groups))
@@ -220,8 +220,8 @@ def _report(outcome: Outcome):
 
 
 def _records(outcome: Outcome):
-    from audit_core.synthetic.audit import RECORD_COLUMNS
-    from audit_core.synthetic.disclosure import add_to_records
+    from audit_core.synthetic.disclosure.audit import add_to_records
+    from audit_core.synthetic.result import RECORD_COLUMNS
 
     result = outcome.value
     records = result.audit.records[list(RECORD_COLUMNS)]
@@ -433,7 +433,7 @@ class GenerateSettings(Settings):
 
 def _run_generate(inputs: Inputs, s: GenerateSettings, ctx: Context):
     from audit_core.common.tables import infer_column_types
-    from audit_core.synthetic.generators import make_generator
+    from audit_core.synthetic.generators.registry import make_generator
 
     train = inputs["train"]
     types = infer_column_types(train, categorical=s.categorical, ignore=s.ignore)

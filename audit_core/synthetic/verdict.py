@@ -25,9 +25,9 @@ import pandas as pd
 from audit_core.common.decision import LEVELS, Decision, Finding, attack_finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
-from audit_core.synthetic.audit import SyntheticAudit, exposed_records
 from audit_core.synthetic.comparison import GeneratorComparison
-from audit_core.synthetic.disclosure import DISCLOSURE_RECORD_COLUMNS, DisclosureAudit
+from audit_core.synthetic.disclosure.audit import DISCLOSURE_RECORD_COLUMNS, DisclosureAudit
+from audit_core.synthetic.explanations import exposed_records
 from audit_core.synthetic.figures import (
     ATTACK_LABELS,
     _label,
@@ -42,6 +42,7 @@ from audit_core.synthetic.figures import (
     risk_figure,
     roc_figure,
 )
+from audit_core.synthetic.result import SyntheticAudit
 
 __all__ = [
     "DISCLOSURE_LIMITS",

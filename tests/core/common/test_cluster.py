@@ -21,9 +21,10 @@ from audit_core.common.cluster import cluster_client, cluster_summary, gather_ta
 from audit_core.common.errors import InputError
 from audit_core.common.tables import ColumnTypes
 from audit_core.lira.batched_models import balanced_keep_matrix, prepare_design, train_batched, train_models
-from audit_core.synthetic import distance as gower
 from audit_core.synthetic.comparison import compare_generators
+from audit_core.synthetic.distance import nearest_gower
 from audit_core.synthetic.distributed_distance import encode_parquet, nearest_gower_on, nearest_gower_parquet
+from audit_core.synthetic.encoding import MISSING_CODE, encode_for_gower
 
 SAMPLE = Path(__file__).resolve().parents[3] / "sample_data" / "adult" / "train.csv"
 TYPES = ColumnTypes(numeric=("age", "hours", "gain"), categorical=("work", "edu", "sex"))
@@ -67,7 +68,7 @@ def client():
 @pytest.fixture(scope="module")
 def tables():
     real, syn = _mixed(1000, 0), _mixed(1200, 1)
-    enc = gower.encode_for_gower([real], types=TYPES)
+    enc = encode_for_gower([real], types=TYPES)
     return real, syn, enc, enc.transform(real), enc.transform(syn)
 
 
@@ -85,9 +86,9 @@ def test_default_is_in_process_and_settings_are_checked(monkeypatch):
 
 def test_distributed_nearest_neighbours_are_the_engines(client, tables):
     _, _, _, q, r = tables
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     assert np.isnan(r.numeric).any()  # both kinds of reference rows: with and without a missing value
-    assert (r.codes == gower.MISSING_CODE).any()
+    assert (r.codes == MISSING_CODE).any()
     nn = nearest_gower_on(q, r, client=client)
     np.testing.assert_array_equal(nn.index, ref.index)
     np.testing.assert_array_equal(nn.distance, ref.distance)
@@ -110,7 +111,7 @@ def test_parquet_datasets_encode_and_search_like_the_whole_tables(client, tables
     np.testing.assert_array_equal(fitted.ranges, enc.ranges)
     nn = nearest_gower_parquet(client, str(tmp_path / "real"), str(tmp_path / "syn" / "*.parquet"),
                                real=[str(tmp_path / "real")], types=TYPES)  # fmt: skip
-    ref = gower.nearest_gower(enc.transform(real), enc.transform(syn))
+    ref = nearest_gower(enc.transform(real), enc.transform(syn))
     np.testing.assert_array_equal(nn.index, ref.index)
     np.testing.assert_allclose(nn.distance, ref.distance, rtol=0, atol=1e-7)
 
@@ -164,7 +165,7 @@ def test_shadow_model_batches_are_the_rows_of_the_full_run(client):
 
 def test_a_worker_killed_mid_audit_is_survived(client, tables):
     _, _, _, q, r = tables
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     victim = sorted(client.run(os.getpid).values())[0]  # a worker process's pid
     killed = []
 
@@ -260,7 +261,7 @@ def test_back_to_back_searches_with_equal_blocks_keep_their_inputs(client, table
     """Blocks are scattered under fresh keys: a block equal to one of the previous call's, whose futures are being
     released, must not take this call's input with it ("lost dependencies"; seen once in 15 tries before the fix)."""
     _, _, _, q, r = tables
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     for _ in range(10):
         assert np.array_equal(nearest_gower_on(q, r, client=client).index, ref.index)
         cut = nearest_gower_on(q, r, client=client, query_block=700, reference_block=800)

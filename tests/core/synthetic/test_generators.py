@@ -11,14 +11,10 @@ import pytest
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.tables import infer_column_types
-from audit_core.synthetic.comparison import (
-    compare_generators,
-    fit_and_sample,
-    rescore_comparison,
-    utility_score,
-)
-from audit_core.synthetic.generators import GENERATORS, make_generator
+from audit_core.synthetic.comparison import compare_generators, fit_and_sample, rescore_comparison
+from audit_core.synthetic.generators.registry import GENERATORS, make_generator
 from audit_core.synthetic.split import split_real_table
+from audit_core.synthetic.utility import utility_score
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_data" / "adult.csv"
