@@ -45,6 +45,8 @@ __all__ = [
 
 BandwidthRule = Literal["silverman", "scott", "cv"]
 BANDWIDTH_RULES: tuple[str, ...] = ("silverman", "scott", "cv")
+"""The KDE bandwidth rules by name (the bandwidth knob's choices; a number is a fixed bandwidth)."""
+_RULE_FACTOR = {"silverman": 0.9, "scott": 1.06}  # h = factor * spread * n^(-1/5)
 
 GRID_SIZE = 2048
 #: Default size of the uniform floor, in records (see :func:`fit_distance_density`).
@@ -170,28 +172,18 @@ def select_bandwidth(
     float
         The bandwidth, in distance units.
     """
-    if not scale > 0 or not np.isfinite(scale):
-        raise InputError(f"The bandwidth scale must be a positive number; got {scale!r}.")
     h_min = _min_bandwidth(grid_size)
     if isinstance(method, (int, float, np.floating)) and not isinstance(method, bool):
-        h = float(method)
-        if not h > 0 or not np.isfinite(h):
-            raise InputError(f"The bandwidth must be a positive number; got {method!r}.")
-        return max(h * scale, h_min)
-    if method not in BANDWIDTH_RULES:
-        raise InputError(f"Unknown bandwidth rule {method!r}; use one of {', '.join(BANDWIDTH_RULES)} or a positive number.")
+        return max(float(method) * scale, h_min)
     values = _as_distances(x, name="distances")
     n = values.size
     spread = _spread(values)
     if n < 2 or spread == 0.0:
         return max(h_min * scale, h_min)
-    silverman = 0.9 * spread * n ** (-0.2)
-    if method == "silverman":
-        h = silverman
-    elif method == "scott":
-        h = 1.06 * spread * n ** (-0.2)
+    if method == "cv":
+        h = _cv_bandwidth(values, start=max(_RULE_FACTOR["silverman"] * spread * n ** (-0.2), h_min), grid_size=grid_size)
     else:
-        h = _cv_bandwidth(values, start=max(silverman, h_min), grid_size=grid_size)
+        h = _RULE_FACTOR[method] * spread * n ** (-0.2)
     return max(h * scale, h_min)
 
 
@@ -566,13 +558,6 @@ class MembershipPosterior:
         return out
 
 
-def _check_prior(prior: float) -> float:
-    p = float(prior)
-    if not 0.0 < p < 1.0:
-        raise InputError(f"The membership prior must be strictly between 0 and 1; got {prior!r}.")
-    return p
-
-
 def fit_posterior(
     d_members: Sequence[float] | np.ndarray,
     d_non_members: Sequence[float] | np.ndarray,
@@ -610,12 +595,15 @@ def fit_posterior(
     >>> bool(post.p_member([0.0])[0] > 0.5 > post.p_member([0.4])[0])
     True
     """
-    p = _check_prior(prior)
-    kw = {"bandwidth": bandwidth, "scale": scale, "floor_records": floor_records, "grid_size": grid_size}
-    kw["axis_scale"] = axis_scale
-    members = fit_distance_density(d_members, **kw)
-    non_members = fit_distance_density(d_non_members, zero_pseudo_count=non_member_zero_pseudo_count, **kw)
+    members = fit_distance_density(
+        d_members, bandwidth=bandwidth, scale=scale, floor_records=floor_records, grid_size=grid_size,
+        axis_scale=axis_scale,
+    )  # fmt: skip
+    non_members = fit_distance_density(
+        d_non_members, bandwidth=bandwidth, scale=scale, floor_records=floor_records, grid_size=grid_size,
+        axis_scale=axis_scale, zero_pseudo_count=non_member_zero_pseudo_count,
+    )  # fmt: skip
     # One floor for both classes (the larger): where both kernel estimates vanish the
     # ratio is then exactly 1 and P(member | d) the prior (docs/methods.md §1.2).
     floor = max(members.floor, non_members.floor)
-    return MembershipPosterior(members=members.with_floor(floor), non_members=non_members.with_floor(floor), prior=p)
+    return MembershipPosterior(members=members.with_floor(floor), non_members=non_members.with_floor(floor), prior=float(prior))
