@@ -22,7 +22,6 @@ from audit_core.common.tables import AlignedTables
 from audit_core.synthetic.copies import Overlap, fisher_greater
 
 __all__ = [
-    "HOLDOUT_OVERLAP_REFUSED",
     "MIN_PER_CLASS",
     "AttackSet",
     "check_holdout",
@@ -34,7 +33,7 @@ __all__ = [
 MIN_PER_CLASS = 20
 """Fewest members (and non-members, and auxiliary records) an audit accepts."""
 
-HOLDOUT_OVERLAP_REFUSED = 0.5
+_HOLDOUT_OVERLAP_REFUSED = 0.5
 """A holdout with at least this share of its rows repeated verbatim in the training table is refused."""
 
 _HOLDOUT_OVERLAP_ALPHA = 0.001  # level of the "more holdout rows in train than chance" flag
@@ -43,7 +42,7 @@ _HOLDOUT_OVERLAP_ALPHA = 0.001  # level of the "more holdout rows in train than 
 def check_holdout(overlaps: Mapping[str, Overlap]) -> str | None:
     """Refuse a holdout that is mostly the training table; a sentence when it repeats more than chance."""
     ho, dup = overlaps["holdout_in_train"], overlaps["train_in_train"]
-    if ho.share >= HOLDOUT_OVERLAP_REFUSED:
+    if ho.share >= _HOLDOUT_OVERLAP_REFUSED:
         raise InputError(
             f"{ho.rows:,} of the {ho.of:,} holdout rows also appear verbatim in the training table: the holdout must "
             "hold records the generator never saw (non-members); give a holdout disjoint from the training table."

@@ -106,14 +106,19 @@ class GeneratorComparison:
                 return run
         raise KeyError(name)
 
+    def completed(self) -> list[tuple[GeneratorRun, SyntheticAudit]]:
+        """The runs that completed, each with its audit, in the order asked."""
+        return [(run, run.audit) for run in self.runs if run.ok and run.audit is not None]
+
     def table(self) -> pd.DataFrame:
         """The paper's table: one row per generator (AUC, TPR at low FPR with CIs, F1, utility)."""
         records = []
         for run in self.runs:
             rec: dict[str, Any] = {"generator": run.name, "label": run.label}
-            if run.ok:
-                true = run.audit.attacks["true_distribution"]
-                real = run.audit.attacks["realistic"]
+            audit = run.audit if run.ok else None
+            if audit is not None:
+                true = audit.attacks["true_distribution"]
+                real = audit.attacks["realistic"]
                 rec["auc_true"] = true.auc
                 rec["auc_realistic"] = real.auc
                 for key, tag in (("0.001", "0.1%"), ("0.01", "1%")):
@@ -123,7 +128,7 @@ class GeneratorComparison:
                     rec[f"tpr@{tag}_supported"] = bool(t.supported)
                 rec["f1_true"] = true.f1
                 rec["f1_realistic"] = real.f1
-                rec["f1_method1"] = _method1_f1(run.audit)
+                rec["f1_method1"] = _method1_f1(audit)
                 rec["utility"] = run.utility.overall if run.utility is not None else np.nan
             rec["fit_s"] = run.fit_seconds
             rec["error"] = run.error or ""
@@ -142,7 +147,7 @@ class GeneratorComparison:
                     "params": run.params,
                     "error": run.error,
                     "fit_seconds": run.fit_seconds,
-                    "audit": run.audit.to_json() if run.ok else None,
+                    "audit": run.audit.to_json() if run.ok and run.audit is not None else None,
                     "utility": run.utility.to_json() if run.utility is not None else None,
                 }
                 for run in self.runs
@@ -171,7 +176,7 @@ def rescore_comparison(
     GeneratorComparison
     """
     runs = tuple(
-        replace(run, audit=rescore(run.audit, bandwidth=bandwidth, prior=prior)) if run.ok else run
+        replace(run, audit=rescore(run.audit, bandwidth=bandwidth, prior=prior)) if run.ok and run.audit is not None else run
         for run in comparison.runs
     )
     return replace(comparison, runs=runs)

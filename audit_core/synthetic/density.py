@@ -33,6 +33,8 @@ from audit_core.common.errors import InputError
 
 __all__ = [
     "BANDWIDTH_RULES",
+    "LOG_AXIS_SCALE",
+    "ZERO_TOL",
     "DistanceDensity",
     "GridKDE",
     "MembershipPosterior",
@@ -43,21 +45,21 @@ __all__ = [
     "select_bandwidth",
 ]
 
-BandwidthRule = Literal["silverman", "scott", "cv"]
+_BandwidthRule = Literal["silverman", "scott", "cv"]
 BANDWIDTH_RULES: tuple[str, ...] = ("silverman", "scott", "cv")
 """The KDE bandwidth rules by name (the bandwidth knob's choices; a number is a fixed bandwidth)."""
 _RULE_FACTOR = {"silverman": 0.9, "scott": 1.06}  # h = factor * spread * n^(-1/5)
 
-GRID_SIZE = 2048
+_GRID_SIZE = 2048
 #: Default size of the uniform floor, in records (see :func:`fit_distance_density`).
-FLOOR_RECORDS = 10.0
+_FLOOR_RECORDS = 10.0
 #: Distances at or below this value count as exact copies (the point mass at 0).
 ZERO_TOL = 1e-9
 #: ``c`` of the log-like KDE axis (:func:`kde_axis`): below it the axis is nearly linear.
 LOG_AXIS_SCALE = 1e-4
 #: Fewest records' worth of either class near a distance for ``P(member | d)`` to count as resting on data
 #: (:meth:`MembershipPosterior.supported`); below it the record reads "too little data to tell".
-MIN_SUPPORT_RECORDS = 1.0
+_MIN_SUPPORT_RECORDS = 1.0
 _TRUNCATE = 8.0  # kernel truncated at 8 bandwidths: dropped mass < 1e-15
 _LOG_2PI_HALF = 0.5 * np.log(2.0 * np.pi)
 
@@ -143,9 +145,9 @@ def _min_bandwidth(grid_size: int) -> float:
 def select_bandwidth(
     x: Sequence[float] | np.ndarray,
     *,
-    method: BandwidthRule | float = "silverman",
+    method: _BandwidthRule | float = "silverman",
     scale: float = 1.0,
-    grid_size: int = GRID_SIZE,
+    grid_size: int = _GRID_SIZE,
 ) -> float:
     """Bandwidth of a Gaussian KDE of distances on [0, 1].
 
@@ -173,7 +175,7 @@ def select_bandwidth(
         The bandwidth, in distance units.
     """
     h_min = _min_bandwidth(grid_size)
-    if isinstance(method, (int, float, np.floating)) and not isinstance(method, bool):
+    if not isinstance(method, str):  # a fixed bandwidth
         return max(float(method) * scale, h_min)
     values = _as_distances(x, name="distances")
     n = values.size
@@ -258,9 +260,9 @@ class GridKDE:
 def fit_kde(
     x: Sequence[float] | np.ndarray,
     *,
-    bandwidth: BandwidthRule | float = "silverman",
+    bandwidth: _BandwidthRule | float = "silverman",
     scale: float = 1.0,
-    grid_size: int = GRID_SIZE,
+    grid_size: int = _GRID_SIZE,
 ) -> GridKDE:
     """Fit a reflected Gaussian KDE to values on [0, 1] by binning and FFT.
 
@@ -432,11 +434,11 @@ class DistanceDensity:
 def fit_distance_density(
     d: Sequence[float] | np.ndarray,
     *,
-    bandwidth: BandwidthRule | float = "silverman",
+    bandwidth: _BandwidthRule | float = "silverman",
     scale: float = 1.0,
-    floor_records: float = FLOOR_RECORDS,
+    floor_records: float = _FLOOR_RECORDS,
     zero_pseudo_count: float = 1.0,
-    grid_size: int = GRID_SIZE,
+    grid_size: int = _GRID_SIZE,
     axis_scale: float | None = LOG_AXIS_SCALE,
 ) -> DistanceDensity:
     """Fit the point-mass-plus-KDE model of one class's distances.
@@ -533,7 +535,7 @@ class MembershipPosterior:
         return np.where(both, prior_odds, odds)
 
     def supported(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
-        """Whether ``P(member | d)`` rests on data: at least :data:`MIN_SUPPORT_RECORDS` records' worth of either class near d.
+        """Whether ``P(member | d)`` rests on data: at least :data:`_MIN_SUPPORT_RECORDS` records' worth of either class near d.
 
         Where neither class has data, the two floors cancel and ``P(member | d)`` is the
         prior (or near it): a record there reads 0.5 as if calibrated, but there is too
@@ -544,7 +546,7 @@ class MembershipPosterior:
         x = np.asarray(d, dtype=np.float64)
         near = np.maximum(self.members.records_near(x), self.non_members.records_near(x))
         structural = (x <= ZERO_TOL) & (self.non_members.p_zero == 0.0)
-        return (near >= MIN_SUPPORT_RECORDS) | structural
+        return (near >= _MIN_SUPPORT_RECORDS) | structural
 
     def p_member(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
         """``P(member | d)`` for each distance: a number in [0, 1], never NaN."""
@@ -562,12 +564,12 @@ def fit_posterior(
     d_members: Sequence[float] | np.ndarray,
     d_non_members: Sequence[float] | np.ndarray,
     *,
-    bandwidth: BandwidthRule | float = "silverman",
+    bandwidth: _BandwidthRule | float = "silverman",
     scale: float = 1.0,
     prior: float = 0.5,
-    floor_records: float = FLOOR_RECORDS,
+    floor_records: float = _FLOOR_RECORDS,
     non_member_zero_pseudo_count: float = 1.0,
-    grid_size: int = GRID_SIZE,
+    grid_size: int = _GRID_SIZE,
     axis_scale: float | None = LOG_AXIS_SCALE,
 ) -> MembershipPosterior:
     """Fit ``KDE_m`` and ``KDE_n`` (each with its own bandwidth) and return the posterior.

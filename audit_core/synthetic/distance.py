@@ -47,6 +47,7 @@ from audit_core.synthetic.nearest_scan import scan_numba, scan_torch
 
 __all__ = [
     "NearestNeighbours",
+    "Rows",
     "column_contributions",
     "nearest_gower",
     "pair_distances",
@@ -55,6 +56,9 @@ __all__ = [
 ]
 
 _PAIRWISE_MAX_CELLS = 25_000_000
+
+Rows = np.ndarray | Sequence[int]
+"""Row positions in an encoded table: an integer array or a sequence of ints."""
 
 
 # --------------------------------------------------------------------------------------
@@ -79,7 +83,7 @@ def _pair_terms(query: EncodedTable, reference: EncodedTable, qi: np.ndarray, ri
 
 
 def pair_distances(
-    query: EncodedTable, reference: EncodedTable, *, query_rows: Sequence[int], reference_rows: Sequence[int]
+    query: EncodedTable, reference: EncodedTable, *, query_rows: Rows, reference_rows: Rows
 ) -> np.ndarray:
     """Gower distance of each pair ``(query_rows[k], reference_rows[k])``, float64.
 
@@ -111,8 +115,8 @@ def column_contributions(
     query: EncodedTable,
     reference: EncodedTable,
     *,
-    query_rows: Sequence[int],
-    reference_rows: Sequence[int],
+    query_rows: Rows,
+    reference_rows: Rows,
     column_order: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Each column's share of the Gower distance of given pairs, for explaining a record.
@@ -199,13 +203,13 @@ class NearestNeighbours:
     index: np.ndarray = field(repr=False)
     backend: str = "numba"
 
-    def contributions(self, query: EncodedTable, reference: EncodedTable, rows: Sequence[int]) -> pd.DataFrame:
+    def contributions(self, query: EncodedTable, reference: EncodedTable, rows: Rows) -> pd.DataFrame:
         """Per-column shares of the distance for query ``rows`` and their nearest records.
 
         See :func:`column_contributions`.
         """
-        rows = np.asarray(rows, dtype=np.int64)
-        return column_contributions(query, reference, query_rows=rows, reference_rows=self.index[rows])
+        index = np.asarray(rows, dtype=np.int64)
+        return column_contributions(query, reference, query_rows=index, reference_rows=self.index[index])
 
 
 def warm_up() -> None:

@@ -43,7 +43,7 @@ __all__ = ["REFERENCE_BLOCK_ROWS", "encode_parquet", "nearest_gower_on", "neares
 REFERENCE_BLOCK_ROWS = 2_000_000
 """Reference rows per task (about 60 MB encoded for 15 columns); more rows are split into blocks."""
 
-QUERY_BLOCK_ROWS = 50_000
+_QUERY_BLOCK_ROWS = 50_000
 """Largest query block per task; smaller blocks are used to give every worker several tasks."""
 
 
@@ -57,7 +57,9 @@ def _set_threads() -> None:
         threads = int(get_worker().state.nthreads)
     except (ValueError, AttributeError):  # not on a worker
         return
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    # numba.config sets NUMBA_NUM_THREADS from the environment at import: mypy does not see it
+    most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(threads, most)))
 
 
 def _kinds(reference: EncodedTable) -> list[np.ndarray]:
@@ -95,7 +97,7 @@ def _pick_kind(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _query_blocks(n: int, workers: int, query_block: int | None) -> list[slice]:
-    size = int(query_block or min(QUERY_BLOCK_ROWS, max(1024, -(-n // max(1, 4 * workers)))))
+    size = int(query_block or min(_QUERY_BLOCK_ROWS, max(1024, -(-n // max(1, 4 * workers)))))
     return [slice(s, min(n, s + size)) for s in range(0, n, size)]
 
 
@@ -231,8 +233,9 @@ def encode_parquet(
         return first
     # Numeric columns constant in the real data are compared by equality: their labels are their
     # values (NaN aside), which the summaries hold as the min and max already.
-    tasks = [(p, first.constant_numeric) for p in client.compute(parts)]
-    labels = run_tasks(client, _constant_labels, tasks, labels=[f"labels of partition {i + 1}" for i in range(len(tasks))])
+    label_tasks = [(p, first.constant_numeric) for p in client.compute(parts)]
+    names = [f"labels of partition {i + 1}" for i in range(len(label_tasks))]
+    labels = run_tasks(client, _constant_labels, label_tasks, labels=names)
     merged = [
         pd.concat([s.drop(columns=list(first.constant_numeric)), lab], axis=1)
         for s, lab in zip(summaries, labels, strict=True)
@@ -332,7 +335,8 @@ def nearest_gower_parquet(
     offsets = np.concatenate([[0], np.cumsum(r_sizes)[:-1]]).astype(np.int64)
     # consecutive partitions joined into blocks of up to REFERENCE_BLOCK_ROWS rows (one block per kind in
     # most cases: the engine's own scan, and its pruning works best over a large sorted reference)
-    groups, size = [[]], 0
+    groups: list[list[int]] = [[]]
+    size = 0
     for k, rows in enumerate(r_sizes):
         if groups[-1] and size + rows > REFERENCE_BLOCK_ROWS:
             groups.append([])

@@ -24,8 +24,6 @@ _SOURCES = ("train", "holdout")
 
 def _contributions(audit: SyntheticAudit, records: pd.DataFrame) -> pd.DataFrame:
     """Per-column contributions to each record's distance (rows sum to the distance)."""
-    if audit.encoding is None or not audit.frames:
-        raise InputError("This audit result does not carry its tables; re-run the audit to explain records.")
     enc = audit.encoding
     syn = enc.transform(audit.frames["synthetic"].iloc[records["nearest_synthetic_row"].to_numpy()])
     parts = []

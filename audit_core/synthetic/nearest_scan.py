@@ -340,10 +340,10 @@ def _scan_order(
     ]
     merged = np.lexsort(merged_keys[::-1])  # np.lexsort sorts by the last key first
     is_ref = merged < m
-    refs_before = np.cumsum(is_ref) - is_ref
+    refs_before: np.ndarray = np.cumsum(is_ref) - is_ref
     r_order = merged[is_ref].astype(np.int64)
     q_order = (merged[~is_ref] - m).astype(np.int64)
-    q_pos = refs_before[~is_ref].astype(np.int64)
+    q_pos: np.ndarray = refs_before[~is_ref].astype(np.int64)
     return r_order, q_order, q_pos
 
 
@@ -387,7 +387,8 @@ def _run_gower_kernel(
         stop = min(n_pad, start + chunk)
         sl = slice(start, stop)
         with NUMBA_LOCK:
-            _gower_nn_kernel(
+            # numba's Dispatcher.__call__ stub is typed narrower than a jitted kernel's signature
+            _gower_nn_kernel(  # type: ignore[call-arg]
                 q_sorted["q_num"][sl],
                 q_sorted["qw_num"][sl],
                 q_sorted["q_cat"][sl],
@@ -475,7 +476,7 @@ def _torch_scan(
     f32 = {"dtype": torch.float32, "device": dev}
     acc_buf = torch.empty((qb, rb), **f32)
     tmp_buf = torch.empty((qb, rb), **f32)
-    den_buf = torch.empty((qb, rb), **f32) if r_missing else None
+    den_buf = torch.empty((qb, rb) if r_missing else (0, 0), **f32)  # the denominators: only with missing reference values
     flag_buf = torch.empty((qb, rb), dtype=torch.bool, device=dev)
     with torch.no_grad():
         for q0 in range(0, n, qb):

@@ -102,25 +102,25 @@ class SyntheticAudit:
         Column types used for the distance.
     warnings : tuple of str
         Notes on the input (dropped columns, small samples...).
-    copy_test : CopyTest or None
+    copy_test : CopyTest
         Exact copies of the whole training and holdout tables in the synthetic
         table, with the one-sided Fisher exact test.
     overlaps : dict of str to Overlap
         Rows repeated verbatim between the tables (:func:`audit_core.synthetic.copies.table_overlaps`).
     holdout_flag : str or None
         A sentence when the holdout repeats training rows more often than chance.
-    near_copies : NearCopyTest or None
+    near_copies : NearCopyTest
         Members and non-members within a small tolerance of a synthetic record,
         with the one-sided Fisher exact test.
-    verbatim : VerbatimRecords or None
+    verbatim : VerbatimRecords
         Synthetic rows equal to training, holdout or auxiliary records (whole tables).
-    linkage : LinkageTest or None
+    linkage : LinkageTest
         The record-linkage scan of near-copies beyond a fixed tolerance
         (:mod:`audit_core.synthetic.linkage`).
     frames : dict of str to pandas.DataFrame
         The aligned train, holdout and synthetic tables (for the exposed-records view and
         the disclosure attacks), categorical columns as pandas ``category`` (same labels).
-    encoding : GowerEncoding or None
+    encoding : GowerEncoding
         The Gower ranges and codes fitted on the real tables (for per-column shares).
     """
 
@@ -137,15 +137,15 @@ class SyntheticAudit:
     n_synthetic: int
     settings: dict[str, Any]
     types: ColumnTypes
+    copy_test: CopyTest
+    overlaps: dict[str, Overlap]
+    near_copies: NearCopyTest
+    verbatim: VerbatimRecords
+    linkage: LinkageTest
+    frames: dict[str, pd.DataFrame] = field(repr=False)
+    encoding: GowerEncoding = field(repr=False)
     warnings: tuple[str, ...] = ()
-    copy_test: CopyTest | None = None
-    overlaps: dict[str, Overlap] = field(default_factory=dict)
     holdout_flag: str | None = None
-    near_copies: NearCopyTest | None = None
-    verbatim: VerbatimRecords | None = None
-    linkage: LinkageTest | None = None
-    frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
-    encoding: GowerEncoding | None = field(default=None, repr=False)
 
     @property
     def n_members(self) -> int:
@@ -211,14 +211,14 @@ class SyntheticAudit:
                 "distance_threshold_realistic": self.distance_threshold_realistic.to_json(),
                 **extra,
             },
-            "exact_copies": {**self.exact_copies, **(self.copy_test.to_json() if self.copy_test else {}),
+            "exact_copies": {**self.exact_copies, **self.copy_test.to_json(),
                              "counted_over": "members / non_members: attack-set records at Gower distance 0 (equal on every "
                              "column both rows fill in); train_copies / holdout_copies: rows of the whole training and "
                              "holdout tables equal on every column, missing equal to missing"},
             "overlaps": {k: v.to_json() for k, v in self.overlaps.items()},
-            **({"near_copies": self.near_copies.to_json()} if self.near_copies else {}),
-            **({"verbatim": self.verbatim.to_json()} if self.verbatim else {}),
-            **({"linkage": self.linkage.to_json()} if self.linkage else {}),
+            "near_copies": self.near_copies.to_json(),
+            "verbatim": self.verbatim.to_json(),
+            "linkage": self.linkage.to_json(),
             "median_distance": {
                 "members": float(np.median(d[member])),
                 "non_members": float(np.median(d[~member])),

@@ -109,6 +109,14 @@ class AttackRisk:
         return self.ci_low > 0
 
     @property
+    def status(self) -> str:
+        """``"not measurable"`` (no better than random guessing), ``"disclosed"`` (the risk's interval excludes 0)
+        or ``"no evidence"``."""
+        if not self.beats_baseline:
+            return "not measurable"
+        return "disclosed" if self.significant else "no evidence"
+
+    @property
     def reading(self) -> str:
         """One line for the checklist."""
         if self.note:

@@ -24,18 +24,16 @@ from audit_core.synthetic.disclosure.roles import DisclosureRoles, check_role_co
 from audit_core.synthetic.disclosure.singling_out import SINGLING_OUT_COLUMNS, singling_out
 
 __all__ = [
-    "DEFAULT_N_ATTACKS",
     "DISCLOSURE_RECORD_COLUMNS",
-    "MIN_CONTROL",
     "DisclosureAudit",
     "DisclosureOptions",
     "add_to_records",
     "audit_disclosure",
 ]
 
-DEFAULT_N_ATTACKS = 2000
+_DEFAULT_N_ATTACKS = 2000
 """Attacks per table (targets and control each); all records when a table is smaller."""
-MIN_CONTROL = 20
+_MIN_CONTROL = 20
 """Fewest control (holdout) and training records the attacks accept."""
 
 #: Columns added to the per-record table (``--records`` CSV, exposed records).
@@ -63,7 +61,7 @@ class DisclosureOptions:
         Relative tolerance for numeric secrets (0 to 1).
     """
 
-    n_attacks: int = DEFAULT_N_ATTACKS
+    n_attacks: int = _DEFAULT_N_ATTACKS
     link_k: int = 1
     n_cols: int = SINGLING_OUT_COLUMNS
     tolerance: float = NUMERIC_TOLERANCE
@@ -222,7 +220,7 @@ def _aligned_inputs(
     aligned = align_tables(
         {"train": train, "holdout": holdout, "synthetic": synthetic},
         types=types,
-        min_rows={"train": MIN_CONTROL, "holdout": MIN_CONTROL, "synthetic": 1},
+        min_rows={"train": _MIN_CONTROL, "holdout": _MIN_CONTROL, "synthetic": 1},
     )
     types = aligned.types
     order = [c for c in order if c in types.columns]

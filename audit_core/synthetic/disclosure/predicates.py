@@ -29,6 +29,7 @@ from audit_core.synthetic.numba_runtime import NUMBA_CACHE, NUMBA_LOCK
 
 __all__ = [
     "PredicateTable",
+    "Predicates",
     "count_matches",
     "first_matches",
     "multivariate_predicates",
@@ -168,7 +169,9 @@ def univariate_predicates(syn: PredicateTable, rng: np.random.Generator, n: int)
         column = x[:, j]
         nan = np.isnan(column)
         if nan.sum() == 1:
-            cols.append(j), ops.append(_ISNA), vals.append(np.nan)
+            cols.append(j)
+            ops.append(_ISNA)
+            vals.append(np.nan)
         if (~nan).any():
             if syn.numeric[j]:
                 cols += [j, j]

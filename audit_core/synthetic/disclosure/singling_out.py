@@ -13,7 +13,7 @@ The interval: the permutation reference. The singling-out predicates are all wri
 the same synthetic rows and counted on the same training and control records, so they are
 not independent trials and the binomial (MOVER-R) interval is too narrow (at true risk 0 it
 covered 89 % of 200 simulated tables). The training and control samples are therefore pooled
-and re-split at random :data:`N_PERMUTATIONS` times, and the *same* predicates recounted on
+and re-split at random :data:`_N_PERMUTATIONS` times, and the *same* predicates recounted on
 each re-split: the re-split risks are what chance alone gives with these predicates and
 these records. The interval is ``[risk - q97.5, risk - q2.5]`` of those re-split risks,
 widened to the MOVER-R interval where that one is wider (``ci_method`` in the JSON says so).
@@ -38,11 +38,11 @@ from audit_core.synthetic.disclosure.predicates import (
     univariate_predicates,
 )
 
-__all__ = ["N_PERMUTATIONS", "SINGLING_OUT_COLUMNS", "SinglingOut", "singling_out"]
+__all__ = ["SINGLING_OUT_COLUMNS", "SinglingOut", "singling_out"]
 
 SINGLING_OUT_COLUMNS = 3
 """Columns in a multivariate singling-out predicate (anonymeter's default)."""
-N_PERMUTATIONS = 400
+_N_PERMUTATIONS = 400
 """Re-splits of training + control behind the singling-out interval."""
 _PERMUTATION_CAP = 56  # pooled records a predicate may hold for and still isolate one in a re-split
 
@@ -50,7 +50,7 @@ _PERMUTATION_CAP = 56  # pooled records a predicate may hold for and still isola
 def _permutation_risks(
     xt: np.ndarray, xc: np.ndarray, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
-    """The risk of the same predicates on :data:`N_PERMUTATIONS` random re-splits of training + control (pooled)."""
+    """The risk of the same predicates on :data:`_N_PERMUTATIONS` random re-splits of training + control (pooled)."""
     pooled = np.ascontiguousarray(np.concatenate([xt, xc], axis=1))
     m, n_pred = xt.shape[1], cols.shape[0]
     rows, counts = first_matches(pooled, cols, ops, vals, _PERMUTATION_CAP)
@@ -58,10 +58,10 @@ def _permutation_risks(
     rows, counts = rows[usable], counts[usable]
     valid = rows >= 0
     safe = np.where(valid, rows, 0)
-    hits_a, hits_b = np.empty(N_PERMUTATIONS, np.int64), np.empty(N_PERMUTATIONS, np.int64)
+    hits_a, hits_b = np.empty(_N_PERMUTATIONS, np.int64), np.empty(_N_PERMUTATIONS, np.int64)
     batch = max(1, 2_000_000 // max(rows.size, 1))
-    for start in range(0, N_PERMUTATIONS, batch):
-        b = min(batch, N_PERMUTATIONS - start)
+    for start in range(0, _N_PERMUTATIONS, batch):
+        b = min(batch, _N_PERMUTATIONS - start)
         in_a = np.argsort(rng.random((b, pooled.shape[1])), axis=1) < m  # each row: a random half of the pool
         k_a = (in_a[:, safe] & valid).sum(axis=2)  # [b, predicates]
         hits_a[start : start + b] = (k_a == 1).sum(axis=1)
@@ -74,7 +74,7 @@ def _with_permutation_interval(risk: AttackRisk, reference: np.ndarray) -> Attac
     lo_q = np.quantile(reference, (1 - CONFIDENCE) / 2, method="lower")  # ties at the quantile stay inside
     hi_q = np.quantile(reference, (1 + CONFIDENCE) / 2, method="higher")
     low, high = max(risk.risk - float(hi_q), -1.0), min(risk.risk - float(lo_q), 1.0)
-    method = f"permutation reference ({N_PERMUTATIONS} re-splits of training + control)"
+    method = f"permutation reference ({_N_PERMUTATIONS} re-splits of training + control)"
     if risk.ci_low < low or risk.ci_high > high:
         method += ", widened to MOVER-R"
     return replace(risk, ci_low=min(low, risk.ci_low), ci_high=max(high, risk.ci_high), ci_method=method)

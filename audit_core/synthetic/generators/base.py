@@ -21,9 +21,9 @@ from audit_core.common.runtime import ProgressFn, as_progress, seed_everything
 from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
 from audit_core.synthetic.choices import GENERATOR_INFO
 
-__all__ = ["MAX_CATEGORIES", "TabularGenerator", "check_generator_input"]
+__all__ = ["TabularGenerator", "check_generator_input"]
 
-MAX_CATEGORIES = 200
+_MAX_CATEGORIES = 200
 """A categorical column with more distinct values than this is refused (free text, identifiers)."""
 
 
@@ -45,7 +45,7 @@ def check_generator_input(df: pd.DataFrame, *, types: ColumnTypes) -> None:
     InputError
         A categorical column that holds dates (convert them to a number such as
         days since a reference date, or ignore the column), or one with more than
-        :data:`MAX_CATEGORIES` distinct values (free text or an identifier: ignore
+        :data:`_MAX_CATEGORIES` distinct values (free text or an identifier: ignore
         it or group it into fewer categories).
     """
     for col in types.categorical:
@@ -60,10 +60,10 @@ def check_generator_input(df: pd.DataFrame, *, types: ColumnTypes) -> None:
                 "(e.g. days since a reference date) or ignore the column."
             )
         n_distinct = int(text.nunique())
-        if n_distinct > MAX_CATEGORIES:
+        if n_distinct > _MAX_CATEGORIES:
             raise InputError(
                 f"Column '{col}' has {n_distinct:,} distinct values (free text or an identifier?), more than "
-                f"the {MAX_CATEGORIES} categories a generator can model; ignore the column or group its values."
+                f"the {_MAX_CATEGORIES} categories a generator can model; ignore the column or group its values."
             )
     for col in types.numeric:
         if pd.api.types.is_datetime64_any_dtype(df[col].dtype):

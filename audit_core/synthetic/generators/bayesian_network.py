@@ -62,9 +62,9 @@ class BayesianNetworkGenerator(TabularGenerator):
                     self._bins[col] = _Binning(exact=True, edges=np.array([]), values=tuple(distinct))
                     states = np.array([_MISSING_STATE if np.isnan(v) else repr(float(v)) for v in values], dtype=object)
                 else:
-                    edges = np.unique(np.nanquantile(values, np.linspace(0, 1, bins + 1)))
-                    self._bins[col] = _Binning(exact=False, edges=edges, values=())
-                    idx = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+                    cuts = np.unique(np.nanquantile(values, np.linspace(0, 1, bins + 1)))
+                    self._bins[col] = _Binning(exact=False, edges=cuts, values=())
+                    idx = np.clip(np.searchsorted(cuts, values, side="right") - 1, 0, len(cuts) - 2)
                     states = np.array(
                         [_MISSING_STATE if np.isnan(v) else f"b{i}" for v, i in zip(values, idx, strict=True)],
                         dtype=object,

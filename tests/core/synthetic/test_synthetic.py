@@ -260,7 +260,7 @@ def test_stored_tables_hold_categories_and_explain_records_as_strings_do(tables)
         pd.testing.assert_frame_equal(record_comparison(audit, i), record_comparison(as_strings, i))
     runs = [
         audit_disclosure(a.frames["train"], a.frames["holdout"], a.frames["synthetic"], types=a.types,
-                         options=DisclosureOptions(n_attacks=100), seed=3)  # fmt: skip
+                         options=DisclosureOptions(n_attacks=100), seed=3)
         for a in (audit, as_strings)
     ]
     assert runs[0].to_json() == runs[1].to_json()
