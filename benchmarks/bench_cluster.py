@@ -132,13 +132,13 @@ def lira(client, rows: int, models: int) -> None:
 
 
 def generators(rows: int, names: list[str]) -> None:
-    from audit_core.synthetic.comparison import compare_generators
+    from audit_core.synthetic.comparison import ComparisonPlan, compare_generators
 
     adult = _source(None).sample(rows, random_state=0).reset_index(drop=True)  # sample_data/adult.csv, 32,561 rows
     for workers in (1, 4):
         with cluster_client(workers=workers) as client:
             t0, l0 = time.perf_counter(), _load()
-            result = compare_generators(adult, names=names, seed=0, client=client)
+            result = compare_generators(adult, ComparisonPlan(tuple(names)), seed=0, client=client)
             seconds = time.perf_counter() - t0
         fits = ", ".join(f"{r.name} {r.fit_seconds:.0f} s" if r.ok else f"{r.name} failed ({r.error})" for r in result.runs)
         print(f"  {len(names)} generators on {rows:,} rows, {workers} worker(s): {seconds:.0f} s ({l0}); fits: {fits}")

@@ -34,7 +34,14 @@ from audit_core.synthetic.scoring import rescore
 from audit_core.synthetic.split import RealSplit, split_real_table
 from audit_core.synthetic.utility import UtilityScore, utility_score
 
-__all__ = ["GeneratorComparison", "GeneratorRun", "compare_generators", "fit_and_sample", "rescore_comparison"]
+__all__ = [
+    "ComparisonPlan",
+    "GeneratorComparison",
+    "GeneratorRun",
+    "compare_generators",
+    "fit_and_sample",
+    "rescore_comparison",
+]
 
 
 # --------------------------------------------------------------------------------------
@@ -335,17 +342,6 @@ def _compare_on_cluster(client, names, split, auxiliary, params, settings, overa
     return [run for run, _ in results]
 
 
-def _checked_names(names: Sequence[str]) -> list[str]:
-    """The generator names without repeats, in the order given; none or an unknown one is refused."""
-    names = list(dict.fromkeys(names))
-    if not names:
-        raise InputError("Choose at least one generator to compare.")
-    unknown = [n for n in names if n not in GENERATORS]
-    if unknown:
-        raise InputError(f"Unknown generator(s) {', '.join(unknown)}; choose among {', '.join(GENERATORS)}.")
-    return names
-
-
 def _compare_in_process(
     names: Sequence[str],
     split: RealSplit,
@@ -373,16 +369,42 @@ def _compare_in_process(
     return runs
 
 
+@dataclass(frozen=True)
+class ComparisonPlan:
+    """What a comparison fits and audits (:func:`compare_generators`): the generators, the split, the rows, the audits.
+
+    The comparison's knobs (``audit_core.synthetic.spec.CompareSettings``) checked every value:
+    the names (at least one, each a generator), each ``--params`` value, each fraction.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Generator names (keys of :data:`~audit_core.synthetic.generators.registry.GENERATORS`),
+        in the order the rows show them; a repeated name runs once.
+    params : mapping
+        ``{name: {param: value}}``; missing ones take their defaults.
+    fractions : mapping or None
+        Split fractions (see :func:`audit_core.synthetic.split.split_real_table`); None: the defaults.
+    rows : int or None
+        Synthetic rows per generator; None: as many as the train part.
+    options : AuditOptions
+        The settings of every generator's audit (:func:`audit_core.synthetic.audit.audit_synthetic`);
+        the prior and bandwidth are re-scored afterwards by :func:`rescore_comparison`.
+    """
+
+    names: tuple[str, ...]
+    params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    fractions: Mapping[str, float] | None = None
+    rows: int | None = None
+    options: AuditOptions = field(default_factory=AuditOptions)
+
+
 def compare_generators(
     real_df: pd.DataFrame,
+    plan: ComparisonPlan,
     *,
-    names: Sequence[str],
-    params: Mapping[str, Mapping[str, Any]] | None = None,
     types: ColumnTypes | None = None,
-    fractions: Mapping[str, float] | None = None,
-    rows: int | None = None,
     seed: int = 0,
-    options: AuditOptions = AuditOptions(),
     progress: ProgressFn | None = None,
     cache: MutableMapping[Any, Any] | None = None,
     per_generator_progress: Callable[[str], ProgressFn | None] | None = None,
@@ -394,21 +416,12 @@ def compare_generators(
     ----------
     real_df : pandas.DataFrame
         The steward's real table; it is split by :func:`split_real_table`.
-    names : sequence of str
-        Generator names (keys of :data:`GENERATORS`), at least one.
-    params : mapping, optional
-        ``{name: {param: value}}``; missing ones take defaults.
+    plan : ComparisonPlan
+        The generators and their settings, the split fractions, the rows, the audits' options.
     types : ColumnTypes, optional
         Column types; inferred from the real table when None.
-    fractions : mapping, optional
-        Split fractions (see :func:`split_real_table`).
-    rows : int, optional
-        Synthetic rows per generator (default: as many as the train part).
     seed : int
         Seeds the split, every fit, every sample and the audits.
-    options : AuditOptions
-        The settings of every generator's audit (:func:`audit_core.synthetic.audit.audit_synthetic`);
-        the prior and bandwidth are re-scored afterwards by :func:`rescore_comparison`.
     progress : ProgressFn, optional
         Overall progress.
     cache : mutable mapping, optional
@@ -433,14 +446,14 @@ def compare_generators(
         Bad real table or split, every column ignored, fewer synthetic rows than the audit needs (these
         concern every generator alike), or no generator completed (each reason named).
     """
-    names = _checked_names(names)
+    names = list(dict.fromkeys(plan.names))
     if types is None:
         types = infer_column_types(real_df)
     if not types.columns:
         raise InputError("Every column of the real table is ignored; un-ignore at least one column to compare.")
     check_generator_input(real_df, types=types)
-    split = split_real_table(real_df, fractions=fractions, seed=seed)
-    n_rows = len(split.train) if rows is None else int(rows)
+    split = split_real_table(real_df, fractions=plan.fractions, seed=seed)
+    n_rows = len(split.train) if plan.rows is None else int(plan.rows)
     if n_rows < MIN_PER_CLASS:  # the audit of each sample needs that many synthetic records: refused before any fit
         raise InputError(
             f"The number of synthetic rows must be at least {MIN_PER_CLASS} (the audit needs that many synthetic "
@@ -448,12 +461,12 @@ def compare_generators(
         )
     overall = as_progress(progress)
     auxiliary = split.auxiliary if len(split.auxiliary) else None
-    settings = _RunSettings(types=types, rows=n_rows, seed=seed, options=options)
+    settings = _RunSettings(types=types, rows=n_rows, seed=seed, options=plan.options)
     if client is not None:
-        runs = _compare_on_cluster(client, names, split, auxiliary, params or {}, settings, overall, cache,
+        runs = _compare_on_cluster(client, names, split, auxiliary, plan.params, settings, overall, cache,
                                    per_generator_progress)  # fmt: skip
     else:
-        runs = _compare_in_process(names, split, auxiliary, params or {}, settings, overall, cache,
+        runs = _compare_in_process(names, split, auxiliary, plan.params, settings, overall, cache,
                                    per_generator_progress)  # fmt: skip
     overall(1.0, "comparison done")
     if not any(run.ok for run in runs):  # nothing to compare: a refusal, not a result

@@ -364,16 +364,15 @@ class CompareSettings(Settings):
 def _run_compare(inputs: Inputs, s: CompareSettings, ctx: Context) -> GeneratorComparison:
     """Fit and audit every generator on (a seeded subset of) the real table; fits are kept in ``ctx.cache``."""
     from audit_core.common.tables import infer_column_types
-    from audit_core.synthetic.comparison import compare_generators
+    from audit_core.synthetic.comparison import ComparisonPlan, compare_generators
 
     real, use = inputs["data"], int(s.use_rows)
     subset = real.sample(use, random_state=ctx.seed).reset_index(drop=True) if 0 < use < len(real) else real
-    return compare_generators(
-        subset, names=list(s.generators), params=s.generator_params(), types=infer_column_types(subset, ignore=s.ignore),
-        fractions={"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary}, rows=s.synthetic_rows or None,
-        seed=ctx.seed, progress=ctx.progress, cache=ctx.cache, per_generator_progress=ctx.progress_for,
-        client=ctx.client,
-    )  # fmt: skip
+    plan = ComparisonPlan(names=s.generators, params=s.generator_params(), rows=s.synthetic_rows or None,
+                          fractions={"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary})  # fmt: skip
+    return compare_generators(subset, plan, types=infer_column_types(subset, ignore=s.ignore), seed=ctx.seed,
+                              progress=ctx.progress, cache=ctx.cache, per_generator_progress=ctx.progress_for,
+                              client=ctx.client)  # fmt: skip
 
 
 def _rescore_compare(comparison: GeneratorComparison, s: CompareSettings, ctx: Context) -> GeneratorComparison:

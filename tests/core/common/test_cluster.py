@@ -21,7 +21,7 @@ from audit_core.common.cluster import cluster_client, cluster_summary, gather_ta
 from audit_core.common.errors import InputError
 from audit_core.common.tables import ColumnTypes
 from audit_core.lira.batched_models import balanced_keep_matrix, prepare_design, train_batched, train_models
-from audit_core.synthetic.comparison import compare_generators
+from audit_core.synthetic.comparison import ComparisonPlan, compare_generators
 from audit_core.synthetic.distance import nearest_gower
 from audit_core.synthetic.distributed_distance import encode_parquet, nearest_gower_on, nearest_gower_parquet
 from audit_core.synthetic.encoding import MISSING_CODE, encode_for_gower
@@ -129,15 +129,15 @@ def test_synthetic_audit_on_the_cluster_is_the_same_audit(client):
 
 def test_generators_run_as_tasks_with_the_single_process_results(client):
     adult = pd.read_csv(SAMPLE).sample(600, random_state=5).reset_index(drop=True)
-    kwargs = {"names": ["bootstrap", "ctgan"], "params": {"ctgan": {"batch_size": 15}}, "seed": 2, "rows": 200}
+    plan = ComparisonPlan(("bootstrap", "ctgan"), params={"ctgan": {"batch_size": 15}}, rows=200)
     seen: dict[str, list[str]] = {}
-    here = compare_generators(adult, **kwargs)
+    here = compare_generators(adult, plan, seed=2)
     cache: dict = {}
 
     def own(name):
         return lambda fraction, message: seen.setdefault(name, []).append(message)
 
-    there = compare_generators(adult, client=client, cache=cache, per_generator_progress=own, **kwargs)
+    there = compare_generators(adult, plan, seed=2, client=client, cache=cache, per_generator_progress=own)
     assert "batch size" in there["ctgan"].error  # the failure stays in its own row
     assert there["ctgan"].error == here["ctgan"].error
     timing = ["fit_s"]  # wall time
