@@ -32,7 +32,7 @@ from audit_core.contract import (
     knob,
 )
 from audit_core.synthetic.choices import GENERATOR_INFO
-from audit_core.synthetic.density import BANDWIDTH_RULES
+from audit_core.synthetic.kde import BANDWIDTH_RULES
 from audit_core.synthetic.split import DEFAULT_FRACTIONS
 
 if TYPE_CHECKING:  # the computation is imported when a stage runs, not when the registry is built

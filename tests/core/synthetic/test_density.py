@@ -1,4 +1,4 @@
-"""Tests for audit_core.synthetic.density (docs/methods.md §1.2-3): binned FFT KDE and P(member | d)."""
+"""Tests for audit_core.synthetic.kde and .density (docs/methods.md §1.2-3): binned FFT KDE and P(member | d)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,8 @@ import pytest
 from scipy.stats import gaussian_kde
 
 from audit_core.common.errors import InputError
-from audit_core.synthetic.density import (
-    fit_distance_density,
-    fit_kde,
-    fit_posterior,
-    select_bandwidth,
-)
+from audit_core.synthetic.density import fit_distance_density, fit_posterior
+from audit_core.synthetic.kde import fit_kde, select_bandwidth
 
 
 def _reflected_scipy(x: np.ndarray, h: float, at: np.ndarray) -> np.ndarray:
