@@ -90,7 +90,7 @@ def pair_distances(
     Parameters
     ----------
     query, reference : EncodedTable
-        Tables from the same :class:`GowerEncoding`.
+        Tables from the same :class:`~audit_core.synthetic.encoding.GowerEncoding`.
     query_rows, reference_rows : sequence of int
         Row indices, same length.
 
@@ -124,7 +124,7 @@ def column_contributions(
     Parameters
     ----------
     query, reference : EncodedTable
-        Tables from the same :class:`GowerEncoding`.
+        Tables from the same :class:`~audit_core.synthetic.encoding.GowerEncoding`.
     query_rows, reference_rows : sequence of int
         The pairs, e.g. records and their nearest synthetic rows
         (``NearestNeighbours.index``).
@@ -268,7 +268,7 @@ def nearest_gower(
         The records to score (e.g. the attack set: training and holdout records).
     reference : EncodedTable
         The records to search (e.g. the synthetic table). Both from the same
-        :class:`GowerEncoding`.
+        :class:`~audit_core.synthetic.encoding.GowerEncoding`.
     block_rows : int, optional
         Reference rows per block (default 512 for numba, 2048 for torch on CPU,
         32768 on a GPU). Memory stays bounded whatever the table sizes.

@@ -22,17 +22,16 @@ the share of the attacks that failed on the control which succeed on the targets
 **baseline** attacker who guesses at random; an attack no better than its baseline
 proves nothing (the risk is then not evidence of safety either, only of a weak attack).
 
-Modules:
+Modules (``audit_core.synthetic.disclosure.<module>``):
 
-- :mod:`~audit_core.synthetic.disclosure.audit`: :func:`audit_disclosure` (the three attacks on
-  the same tables, one seed) and its result :class:`DisclosureAudit`;
-- :mod:`~audit_core.synthetic.disclosure.roles`: what the attacker knows (:class:`DisclosureRoles`);
-- :mod:`~audit_core.synthetic.disclosure.singling_out`, :mod:`~audit_core.synthetic.disclosure.linkability`,
-  :mod:`~audit_core.synthetic.disclosure.inference`: the three attacks;
-- :mod:`~audit_core.synthetic.disclosure.predicates`: the singling-out predicates and their compiled counts;
-- :mod:`~audit_core.synthetic.disclosure.neighbours`: k nearest synthetic rows over a set of columns;
-- :mod:`~audit_core.synthetic.disclosure.attack_risk`: one attack's counts and risk (:class:`AttackRisk`);
-- :mod:`~audit_core.synthetic.disclosure.intervals`: the Wilson and MOVER-R intervals.
+- ``audit``: ``audit_disclosure`` (the three attacks on the same tables, one seed) and its
+  result ``DisclosureAudit``;
+- ``roles``: what the attacker knows (``DisclosureRoles``), its defaults and its rules;
+- ``singling_out``, ``linkability``, ``inference``: the three attacks, one per module;
+- ``predicates``: the singling-out predicates and their compiled counts;
+- ``neighbours``: the k nearest synthetic rows over a set of columns;
+- ``attack_risk``: one attack's counts and risk (``AttackRisk``);
+- ``intervals``: the Wilson and MOVER-R intervals.
 """
 
 __all__: list[str] = []

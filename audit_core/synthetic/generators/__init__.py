@@ -4,7 +4,7 @@ A data steward rarely has one synthetic table: they choose a generator and its
 settings. Each generator fits a real training table and samples a synthetic one;
 :mod:`audit_core.synthetic.comparison` fits several side by side and audits each.
 
-- :mod:`~audit_core.synthetic.generators.base`: the interface (:class:`TabularGenerator`:
+- :mod:`~audit_core.synthetic.generators.base`: the interface (:class:`~audit_core.synthetic.generators.base.TabularGenerator`:
   ``fit(train, *, types, seed, progress, reserve)`` and ``sample(n, *, seed)``) and the
   preparation of a training table; outputs keep the training table's compared columns (in
   its order) with numeric columns numeric (integers stay integers) and categorical ones as text.
