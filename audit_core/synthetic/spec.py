@@ -342,8 +342,13 @@ class CompareSettings(Settings):
                         stage="rescore")  # fmt: skip
 
     def validate(self) -> None:
-        """Every knob, then each ``--params`` value by its generator's parameter spec."""
+        """Every knob, then the rules tying them together: the split's shares add up to at most 1, and each
+        ``--params`` value by its generator's parameter spec."""
         super().validate()
+        total = self.train + self.holdout + self.auxiliary
+        if total > 1.0 + 1e-9:
+            raise InputError(f"The split fractions add up to {total:.2f}, more than 1; lower --train, --holdout or "
+                             "--auxiliary.")  # fmt: skip
         self.generator_params()  # each --params value checked by its generator before any file is read
 
     def generator_params(self) -> dict[str, dict[str, Any]]:

@@ -11,6 +11,7 @@ import pytest
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.tables import infer_column_types
+from audit_core.registry import REGISTRY
 from audit_core.synthetic.comparison import ComparisonPlan, compare_generators, fit_and_sample, rescore_comparison
 from audit_core.synthetic.generators.registry import GENERATORS, make_generator
 from audit_core.synthetic.split import split_real_table
@@ -151,8 +152,8 @@ def test_split_is_disjoint_seeded_and_checked(adult):
     pd.testing.assert_frame_equal(split.train, adult.iloc[split.rows["train"]].reset_index(drop=True))
     again = split_real_table(adult, seed=3)
     np.testing.assert_array_equal(again.rows["holdout"], split.rows["holdout"])
-    with pytest.raises(InputError, match="add up to"):
-        split_real_table(adult, fractions={"train": 0.8, "holdout": 0.5})
+    with pytest.raises(InputError, match=r"add up to 1\.50"):  # the knobs refuse it, before any file is read
+        REGISTRY["compare"].settings(train=0.8, holdout=0.5).validate()
     with pytest.raises(InputError, match="holdout part"):
         split_real_table(adult.iloc[:50], fractions={"train": 0.9, "holdout": 0.1})
 
@@ -174,8 +175,6 @@ def test_unsupported_columns_are_refused_by_name(adult):
 
 def test_the_comparison_knob_refuses_no_generator_or_an_unknown_one():
     """compare_generators trusts its names: the generators knob checks them once (at least one, each known)."""
-    from audit_core.registry import REGISTRY
-
     for names, match in (((), "at least 1 value"), (("bootstrap", "gan9000"), "gan9000")):
         with pytest.raises(InputError, match=match):
             REGISTRY["compare"].settings(generators=names).validate()
