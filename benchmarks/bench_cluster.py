@@ -37,8 +37,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_distance import CATEGORICAL, NUMERIC, TYPES, _source, make_tables  # noqa: E402
 
 from audit_core.common.cluster import cluster_client  # noqa: E402
-from audit_core.synthetic import distance as gower  # noqa: E402
+from audit_core.synthetic.distance import nearest_gower, warm_up  # noqa: E402
 from audit_core.synthetic.distributed_distance import nearest_gower_on, nearest_gower_parquet  # noqa: E402
+from audit_core.synthetic.encoding import encode_for_gower  # noqa: E402
 
 
 def _load() -> str:
@@ -60,9 +61,9 @@ def _tables(n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def equal_results(client, n: int) -> None:
     real, syn = _tables(n, 0)
-    enc = gower.encode_for_gower([real], types=TYPES)
+    enc = encode_for_gower([real], types=TYPES)
     q, r = enc.transform(real), enc.transform(syn)
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     for label, kwargs in (("one reference block", {}), ("4 reference blocks", {"reference_block": -(-n // 4)})):
         nn = nearest_gower_on(q, r, client=client, **kwargs)
         print(f"  {n:,} x {n:,}, {label}: index mismatches {int((nn.index != ref.index).sum())}, "
@@ -71,12 +72,12 @@ def equal_results(client, n: int) -> None:
 
 def overhead(client, n: int) -> None:
     real, syn = _tables(n, 3)
-    enc = gower.encode_for_gower([real], types=TYPES)
+    enc = encode_for_gower([real], types=TYPES)
     q, r = enc.transform(real), enc.transform(syn)
-    gower.warm_up()
+    warm_up()
     nearest_gower_on(q.rows(np.arange(2000)), r.rows(np.arange(2000)), client=client)  # workers compile/load the kernel
     t0, l0 = time.perf_counter(), _load()
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     t_in = time.perf_counter() - t0
     t0, l1 = time.perf_counter(), _load()
     nn = nearest_gower_on(q, r, client=client)
@@ -133,13 +134,13 @@ def lira(client, rows: int, models: int) -> None:
 
 
 def generators(rows: int, names: list[str]) -> None:
-    from audit_core.synthetic.comparison import compare_generators
+    from audit_core.synthetic.comparison import ComparisonPlan, compare_generators
 
     adult = _source(None).sample(rows, random_state=0).reset_index(drop=True)  # sample_data/adult.csv, 32,561 rows
     for workers in (1, 4):
         with cluster_client(workers=workers) as client:
             t0, l0 = time.perf_counter(), _load()
-            result = compare_generators(adult, names=names, seed=0, client=client)
+            result = compare_generators(adult, ComparisonPlan(tuple(names)), seed=0, client=client)
             seconds = time.perf_counter() - t0
         fits = ", ".join(f"{r.name} {r.fit_seconds:.0f} s" if r.ok else f"{r.name} failed ({r.error})" for r in result.runs)
         print(f"  {len(names)} generators on {rows:,} rows, {workers} worker(s): {seconds:.0f} s ({l0}); fits: {fits}")

@@ -41,7 +41,8 @@ sys.path.insert(0, str(HERE))
 
 from compare_anonymeter import SECRET, roles, scenarios  # noqa: E402
 
-from audit_core.synthetic.disclosure import DisclosureRoles, audit_disclosure  # noqa: E402
+from audit_core.synthetic.disclosure.audit import DisclosureOptions, audit_disclosure  # noqa: E402
+from audit_core.synthetic.disclosure.roles import DisclosureRoles  # noqa: E402
 
 
 def main() -> None:
@@ -57,10 +58,10 @@ def main() -> None:
     known, a, b = roles(list(train.columns))
     r = DisclosureRoles(known=tuple(known), link_a=tuple(a), link_b=tuple(b), secrets=(SECRET,))
     t0 = time.perf_counter()
-    audit_disclosure(train.head(300), control.head(300), train.head(300), roles=r, n_attacks=50)
+    audit_disclosure(train.head(300), control.head(300), train.head(300), roles=r, options=DisclosureOptions(n_attacks=50))
     warm = time.perf_counter() - t0
     t0, c0 = time.perf_counter(), time.process_time()
-    res = audit_disclosure(train, control, syn, roles=r, n_attacks=args.attacks, seed=0)
+    res = audit_disclosure(train, control, syn, roles=r, options=DisclosureOptions(n_attacks=args.attacks), seed=0)
     ours, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"{args.rows:,}-row tables, {args.attacks:,} attacks each, 2 threads")
     print(f"  audit_core.synthetic.disclosure: {ours:.2f} s wall, {cpu:.2f} s CPU over all threads "

@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from audit_core.common.tables import ColumnTypes  # noqa: E402
-from audit_core.synthetic.distance import encode_for_gower, nearest_gower, pairwise_gower, warm_up  # noqa: E402
+from audit_core.synthetic.distance import nearest_gower, pairwise_gower, warm_up  # noqa: E402
+from audit_core.synthetic.encoding import encode_for_gower  # noqa: E402
 
 NUMERIC = ("age", "education_num", "capital_gain", "capital_loss", "hours_per_week", "fnlwgt", "years_left", "weekly_load")
 CATEGORICAL = ("workclass", "education", "marital_status", "occupation", "relationship", "race")

@@ -1,6 +1,6 @@
 """Fit time of every generator at its default settings on 5k and 20k rows of Adult.
 
-The defaults in ``audit_core.synthetic.generators.GENERATORS`` are chosen so that a fit on
+The defaults in ``audit_core.synthetic.generators.registry.GENERATORS`` are chosen so that a fit on
 5,000 rows finishes in under two minutes on two CPU cores; this script checks that
 and shows how each generator scales to 20,000 rows. Each fit runs once (seed 0)
 on rows drawn from ``sample_data/adult.csv``, followed by sampling as many rows.
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit_core.common.runtime import pick_device
 from audit_core.common.tables import infer_column_types
-from audit_core.synthetic.generators import GENERATORS, make_generator
+from audit_core.synthetic.generators.registry import GENERATORS, make_generator
 from audit_core.synthetic.split import split_real_table
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "adult.csv"

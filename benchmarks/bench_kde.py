@@ -1,4 +1,4 @@
-"""Binned FFT KDE (audit_core.synthetic.density) against scipy.stats.gaussian_kde, same run.
+"""Binned FFT KDE (audit_core.synthetic.kde) against scipy.stats.gaussian_kde, same run.
 
 docs/methods.md §1.2 needs one 1-D density per class evaluated at every record: a
 direct sum is O(n x m). audit_core bins the n values on a 2048-point grid, convolves
@@ -27,7 +27,7 @@ from scipy.stats import gaussian_kde
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit_core.synthetic.density import fit_kde, select_bandwidth
+from audit_core.synthetic.kde import fit_kde, select_bandwidth
 
 
 def _best(fn, repeats: int, clock=time.perf_counter) -> float:

@@ -66,16 +66,18 @@ def roles(columns: list[str]) -> tuple[list[str], list[str], list[str]]:
 
 def run_ours() -> None:
     sys.path.insert(0, str(ROOT))
-    from audit_core.synthetic.disclosure import DisclosureRoles, audit_disclosure
+    from audit_core.synthetic.disclosure.audit import DisclosureOptions, audit_disclosure
+    from audit_core.synthetic.disclosure.roles import DisclosureRoles
 
     train, control, synth = scenarios()
     known, a, b = roles(list(train.columns))
     r = DisclosureRoles(known=tuple(known), link_a=tuple(a), link_b=tuple(b), secrets=(SECRET,))
-    audit_disclosure(train.head(200), control.head(200), train.head(200), roles=r, n_attacks=50)  # compile first
+    warm = DisclosureOptions(n_attacks=50)
+    audit_disclosure(train.head(200), control.head(200), train.head(200), roles=r, options=warm)  # compile first
     out = {}
     for name, syn in synth.items():
         t0 = time.perf_counter()
-        res = audit_disclosure(train, control, syn, roles=r, n_attacks=N_ATTACKS, seed=SEED)
+        res = audit_disclosure(train, control, syn, roles=r, options=DisclosureOptions(n_attacks=N_ATTACKS), seed=SEED)
         dt = time.perf_counter() - t0
         out[name] = {key: [x.risk, x.ci_low, x.ci_high, x.attack_rate, x.control_rate, x.baseline_rate]
                      for key, x in res.results()} | {"seconds": dt}  # fmt: skip

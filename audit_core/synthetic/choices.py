@@ -1,7 +1,7 @@
 """The synthetic-data generators' names, labels and parameters, defined once (no SDV or torch import here).
 
 The comparison's knob (its choices), the page's widgets and the generators' registry
-(:data:`audit_core.synthetic.generators.GENERATORS`, which adds each generator's class) read them.
+(:data:`audit_core.synthetic.generators.registry.GENERATORS`, which adds each generator's class) read them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class ParamSpec:
     Attributes
     ----------
     name : str
-        Keyword accepted by :func:`make_generator`.
+        Keyword accepted by :func:`~audit_core.synthetic.generators.registry.make_generator`.
     label : str
         Short human label (pages use it for the widget).
     kind : str

@@ -6,20 +6,17 @@ into train (members), holdout (non-members), auxiliary (the attacker's data) and
 reserve (rows nobody sees, for the ``population`` reference); :func:`compare_generators`
 fits every chosen generator from :mod:`audit_core.synthetic.generators` on train, audits each
 synthetic table with :func:`audit_core.synthetic.audit.audit_synthetic`, and scores its
-utility with SDMetrics' quality report (:func:`utility_score`). A generator that fails
+utility with SDMetrics' quality report (:func:`audit_core.synthetic.utility.utility_score`). A generator that fails
 gets its own error in its row while the others complete, and a cache entry is written
 only after a step finishes.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import time
-import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,89 +24,24 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.hashing import fingerprint
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
-from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
-from audit_core.synthetic.generators import GENERATORS, SDV_TABLE, check_generator_input, make_generator
+from audit_core.common.tables import ColumnTypes, infer_column_types
+from audit_core.synthetic.attack_set import MIN_PER_CLASS
+from audit_core.synthetic.audit import AuditOptions, audit_synthetic
+from audit_core.synthetic.generators.base import check_generator_input
+from audit_core.synthetic.generators.registry import GENERATORS, make_generator
+from audit_core.synthetic.result import SyntheticAudit
+from audit_core.synthetic.scoring import rescore
 from audit_core.synthetic.split import RealSplit, split_real_table
+from audit_core.synthetic.utility import UtilityScore, utility_score
 
-if TYPE_CHECKING:
-    from audit_core.synthetic.audit import SyntheticAudit
-
-# --------------------------------------------------------------------------------------
-# Utility
-# --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class UtilityScore:
-    """How well the synthetic table keeps the real one's statistics (higher = better).
-
-    Attributes
-    ----------
-    overall : float
-        SDMetrics QualityReport score: the mean of ``column_shapes`` and ``column_pair_trends``.
-    column_shapes : float
-        Mean per-column similarity (KSComplement for numeric, TVComplement for categorical).
-    column_pair_trends : float
-        Mean per-pair similarity (CorrelationSimilarity for numeric pairs,
-        ContingencySimilarity otherwise).
-    method : str
-        Which metric produced the numbers.
-    """
-
-    overall: float
-    column_shapes: float
-    column_pair_trends: float
-    method: str = "SDMetrics QualityReport (column shapes + column pair trends) against the training table"
-
-    def to_json(self) -> dict[str, float | str]:
-        """Plain-JSON view."""
-        return {
-            "overall": self.overall, "column_shapes": self.column_shapes,
-            "column_pair_trends": self.column_pair_trends, "method": self.method,
-        }
-
-
-def utility_score(real: pd.DataFrame, synthetic: pd.DataFrame, *, types: ColumnTypes) -> UtilityScore:
-    """Score the synthetic table's fidelity to the real one with SDMetrics' quality report.
-
-    Parameters
-    ----------
-    real, synthetic : pandas.DataFrame
-        The real table the generator was fitted on and its synthetic output.
-    types : ColumnTypes
-        Column types (ignored columns are left out).
-
-    Returns
-    -------
-    UtilityScore
-        Column-shape and column-pair-trend scores in [0, 1] and their mean.
-
-    Notes
-    -----
-    Privacy (docs/methods.md §1) is read against utility: a generator that leaks
-    little because it learned nothing is no better than the ``population``
-    reference's chance level bought for free.
-    """
-    from sdmetrics.reports import QualityReport
-
-    aligned = align_tables({"real": real, "synthetic": synthetic}, types=types)
-    cols = list(aligned.types.columns)
-    columns = {c: {"sdtype": "numerical" if c in aligned.types.numeric else "categorical"} for c in cols}
-    metadata = {"tables": {SDV_TABLE: {"columns": columns}}}
-    report = QualityReport()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
-        report.generate(
-            {SDV_TABLE: aligned["real"][cols]}, {SDV_TABLE: aligned["synthetic"][cols]}, metadata, verbose=False
-        )
-    props = report.get_properties().set_index("Property")["Score"]
-
-    def _get(name: str) -> float:
-        value = props.get(name, np.nan)
-        return float(value) if value is not None else float("nan")
-
-    return UtilityScore(
-        overall=float(report.get_score()), column_shapes=_get("Column Shapes"),
-        column_pair_trends=_get("Column Pair Trends"),
-    )
+__all__ = [
+    "ComparisonPlan",
+    "GeneratorComparison",
+    "GeneratorRun",
+    "compare_generators",
+    "fit_and_sample",
+    "rescore_comparison",
+]
 
 
 # --------------------------------------------------------------------------------------
@@ -181,14 +113,19 @@ class GeneratorComparison:
                 return run
         raise KeyError(name)
 
+    def completed(self) -> list[tuple[GeneratorRun, SyntheticAudit]]:
+        """The runs that completed, each with its audit, in the order asked."""
+        return [(run, run.audit) for run in self.runs if run.ok and run.audit is not None]
+
     def table(self) -> pd.DataFrame:
         """The paper's table: one row per generator (AUC, TPR at low FPR with CIs, F1, utility)."""
         records = []
         for run in self.runs:
             rec: dict[str, Any] = {"generator": run.name, "label": run.label}
-            if run.ok:
-                true = run.audit.attacks["true_distribution"]
-                real = run.audit.attacks["realistic"]
+            audit = run.audit if run.ok else None
+            if audit is not None:
+                true = audit.attacks["true_distribution"]
+                real = audit.attacks["realistic"]
                 rec["auc_true"] = true.auc
                 rec["auc_realistic"] = real.auc
                 for key, tag in (("0.001", "0.1%"), ("0.01", "1%")):
@@ -198,7 +135,7 @@ class GeneratorComparison:
                     rec[f"tpr@{tag}_supported"] = bool(t.supported)
                 rec["f1_true"] = true.f1
                 rec["f1_realistic"] = real.f1
-                rec["f1_method1"] = _method1_f1(run.audit)
+                rec["f1_method1"] = _method1_f1(audit)
                 rec["utility"] = run.utility.overall if run.utility is not None else np.nan
             rec["fit_s"] = run.fit_seconds
             rec["error"] = run.error or ""
@@ -217,7 +154,7 @@ class GeneratorComparison:
                     "params": run.params,
                     "error": run.error,
                     "fit_seconds": run.fit_seconds,
-                    "audit": run.audit.to_json() if run.ok else None,
+                    "audit": run.audit.to_json() if run.ok and run.audit is not None else None,
                     "utility": run.utility.to_json() if run.utility is not None else None,
                 }
                 for run in self.runs
@@ -245,10 +182,8 @@ def rescore_comparison(
     -------
     GeneratorComparison
     """
-    from audit_core.synthetic.audit import rescore
-
     runs = tuple(
-        replace(run, audit=rescore(run.audit, bandwidth=bandwidth, prior=prior)) if run.ok else run
+        replace(run, audit=rescore(run.audit, bandwidth=bandwidth, prior=prior)) if run.ok and run.audit is not None else run
         for run in comparison.runs
     )
     return replace(comparison, runs=runs)
@@ -309,23 +244,30 @@ def fit_and_sample(
     return synthetic, fit_seconds, sample_seconds
 
 
+@dataclass(frozen=True)
+class _RunSettings:
+    """What every generator's run shares: the column types, the rows drawn, the seed and the audit's options."""
+
+    types: ColumnTypes
+    rows: int
+    seed: int
+    options: AuditOptions
+
+
 def _run_generator(
     name: str,
     split: RealSplit,
     auxiliary: pd.DataFrame | None,
     gen_params: Mapping[str, Any],
-    settings: Mapping[str, Any],
+    settings: _RunSettings,
     *,
     progress: ProgressFn | None,
     cache: MutableMapping[Any, Any] | None,
 ) -> GeneratorRun:
     """Fit, sample, audit and score one generator; a failure becomes the error of its own row."""
-    from audit_core.synthetic.audit import audit_synthetic
-
     both = as_progress(progress)
     spec = GENERATORS[name]
-    types, n_rows, seed = settings["types"], settings["rows"], settings["seed"]
-    prior, bandwidth = settings["prior"], settings["bandwidth"]
+    types, n_rows, seed = settings.types, settings.rows, settings.seed
     try:
         shown = make_generator(name, **gen_params).params
         synthetic, fit_s, sample_s = fit_and_sample(
@@ -333,14 +275,13 @@ def _run_generator(
             progress=sub_progress(both, 0.0, 0.6), cache=cache,
         )
         audit_key = ("audit", name, tuple(sorted(shown.items())), fingerprint(synthetic),
-                     fingerprint(split.train), fingerprint(split.holdout), types, seed, prior,
-                     bandwidth)
+                     fingerprint(split.train), fingerprint(split.holdout), types, seed, settings.options)
         if cache is not None and audit_key in cache:
             audit, utility = cache[audit_key]
         else:
             audit = audit_synthetic(
-                split.train, split.holdout, synthetic, auxiliary, types=types, prior=prior,
-                bandwidth=bandwidth, seed=seed, progress=sub_progress(both, 0.6, 0.95),
+                split.train, split.holdout, synthetic, auxiliary, types=types, options=settings.options, seed=seed,
+                progress=sub_progress(both, 0.6, 0.95),
             )
             both(0.95, f"{name}: utility")
             utility = utility_score(split.train, synthetic, types=types)
@@ -401,23 +342,12 @@ def _compare_on_cluster(client, names, split, auxiliary, params, settings, overa
     return [run for run, _ in results]
 
 
-def _checked_names(names: Sequence[str]) -> list[str]:
-    """The generator names without repeats, in the order given; none or an unknown one is refused."""
-    names = list(dict.fromkeys(names))
-    if not names:
-        raise InputError("Choose at least one generator to compare.")
-    unknown = [n for n in names if n not in GENERATORS]
-    if unknown:
-        raise InputError(f"Unknown generator(s) {', '.join(unknown)}; choose among {', '.join(GENERATORS)}.")
-    return names
-
-
 def _compare_in_process(
     names: Sequence[str],
     split: RealSplit,
     auxiliary: pd.DataFrame | None,
     params: Mapping[str, Mapping[str, Any]],
-    settings: Mapping[str, Any],
+    settings: _RunSettings,
     overall: ProgressFn,
     cache: MutableMapping[Any, Any] | None,
     per_generator_progress: Callable[[str], ProgressFn | None] | None,
@@ -439,17 +369,42 @@ def _compare_in_process(
     return runs
 
 
+@dataclass(frozen=True)
+class ComparisonPlan:
+    """What a comparison fits and audits (:func:`compare_generators`): the generators, the split, the rows, the audits.
+
+    The comparison's knobs (``audit_core.synthetic.spec.CompareSettings``) checked every value:
+    the names (at least one, each a generator), each ``--params`` value, each fraction.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Generator names (keys of :data:`~audit_core.synthetic.generators.registry.GENERATORS`),
+        in the order the rows show them; a repeated name runs once.
+    params : mapping
+        ``{name: {param: value}}``; missing ones take their defaults.
+    fractions : mapping or None
+        Split fractions (see :func:`audit_core.synthetic.split.split_real_table`); None: the defaults.
+    rows : int or None
+        Synthetic rows per generator; None: as many as the train part.
+    options : AuditOptions
+        The settings of every generator's audit (:func:`audit_core.synthetic.audit.audit_synthetic`);
+        the prior and bandwidth are re-scored afterwards by :func:`rescore_comparison`.
+    """
+
+    names: tuple[str, ...]
+    params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    fractions: Mapping[str, float] | None = None
+    rows: int | None = None
+    options: AuditOptions = field(default_factory=AuditOptions)
+
+
 def compare_generators(
     real_df: pd.DataFrame,
+    plan: ComparisonPlan,
     *,
-    names: Sequence[str],
-    params: Mapping[str, Mapping[str, Any]] | None = None,
     types: ColumnTypes | None = None,
-    fractions: Mapping[str, float] | None = None,
-    rows: int | None = None,
     seed: int = 0,
-    prior: float = 0.5,
-    bandwidth: str | float = "silverman",
     progress: ProgressFn | None = None,
     cache: MutableMapping[Any, Any] | None = None,
     per_generator_progress: Callable[[str], ProgressFn | None] | None = None,
@@ -461,20 +416,12 @@ def compare_generators(
     ----------
     real_df : pandas.DataFrame
         The steward's real table; it is split by :func:`split_real_table`.
-    names : sequence of str
-        Generator names (keys of :data:`GENERATORS`), at least one.
-    params : mapping, optional
-        ``{name: {param: value}}``; missing ones take defaults.
+    plan : ComparisonPlan
+        The generators and their settings, the split fractions, the rows, the audits' options.
     types : ColumnTypes, optional
         Column types; inferred from the real table when None.
-    fractions : mapping, optional
-        Split fractions (see :func:`split_real_table`).
-    rows : int, optional
-        Synthetic rows per generator (default: as many as the train part).
     seed : int
         Seeds the split, every fit, every sample and the audits.
-    prior, bandwidth
-        Passed to :func:`audit_core.synthetic.audit.audit_synthetic`.
     progress : ProgressFn, optional
         Overall progress.
     cache : mutable mapping, optional
@@ -499,16 +446,14 @@ def compare_generators(
         Bad real table or split, every column ignored, fewer synthetic rows than the audit needs (these
         concern every generator alike), or no generator completed (each reason named).
     """
-    from audit_core.synthetic.audit import MIN_PER_CLASS
-
-    names = _checked_names(names)
+    names = list(dict.fromkeys(plan.names))
     if types is None:
         types = infer_column_types(real_df)
     if not types.columns:
         raise InputError("Every column of the real table is ignored; un-ignore at least one column to compare.")
     check_generator_input(real_df, types=types)
-    split = split_real_table(real_df, fractions=fractions, seed=seed)
-    n_rows = len(split.train) if rows is None else int(rows)
+    split = split_real_table(real_df, fractions=plan.fractions, seed=seed)
+    n_rows = len(split.train) if plan.rows is None else int(plan.rows)
     if n_rows < MIN_PER_CLASS:  # the audit of each sample needs that many synthetic records: refused before any fit
         raise InputError(
             f"The number of synthetic rows must be at least {MIN_PER_CLASS} (the audit needs that many synthetic "
@@ -516,12 +461,12 @@ def compare_generators(
         )
     overall = as_progress(progress)
     auxiliary = split.auxiliary if len(split.auxiliary) else None
-    settings = {"types": types, "rows": n_rows, "seed": seed, "prior": prior, "bandwidth": bandwidth}
+    settings = _RunSettings(types=types, rows=n_rows, seed=seed, options=plan.options)
     if client is not None:
-        runs = _compare_on_cluster(client, names, split, auxiliary, params or {}, settings, overall, cache,
+        runs = _compare_on_cluster(client, names, split, auxiliary, plan.params, settings, overall, cache,
                                    per_generator_progress)  # fmt: skip
     else:
-        runs = _compare_in_process(names, split, auxiliary, params or {}, settings, overall, cache,
+        runs = _compare_in_process(names, split, auxiliary, plan.params, settings, overall, cache,
                                    per_generator_progress)  # fmt: skip
     overall(1.0, "comparison done")
     if not any(run.ok for run in runs):  # nothing to compare: a refusal, not a result

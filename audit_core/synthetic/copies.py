@@ -32,8 +32,6 @@ from audit_core.synthetic.density import ZERO_TOL
 
 __all__ = [
     "COPY_TEST_ALPHA",
-    "NEAR_COPY_ALPHA",
-    "NEAR_COPY_QUANTILE",
     "CopyTest",
     "NearCopyTest",
     "Overlap",
@@ -49,10 +47,10 @@ __all__ = [
 COPY_TEST_ALPHA = 0.05
 """Level of the one-sided Fisher exact test on exact copies (:class:`CopyTest`)."""
 
-NEAR_COPY_QUANTILE = 0.01
+_NEAR_COPY_QUANTILE = 0.01
 """Near-copy tolerance: this quantile of the auxiliary records' distances (:func:`near_copy_test`)."""
 
-NEAR_COPY_ALPHA = 0.01
+_NEAR_COPY_ALPHA = 0.01
 """Level of the near-copy test (below the exact-copy test's 5 %, so that the two together stay under 6 %)."""
 
 
@@ -149,7 +147,7 @@ class NearCopyTest(CopyTest):
     ``holdout_copies`` of the ``n_holdout`` non-members have a synthetic record
     at Gower distance ``<= tolerance`` (exact copies included), with the same
     one-sided Fisher exact test as :class:`CopyTest`. ``tolerance`` is read off
-    the auxiliary records only (:data:`NEAR_COPY_QUANTILE`), never off the attack
+    the auxiliary records only (:data:`_NEAR_COPY_QUANTILE`), never off the attack
     set, so under "the generator did not copy" members and non-members are
     exchangeable given it and the test is exact (issue 10.3: training rows copied
     with one value nudged, age +-1 or hours +-2, sit at d ~ 0.001, below almost
@@ -157,7 +155,7 @@ class NearCopyTest(CopyTest):
     """
 
     tolerance: float = 0.0
-    quantile: float = NEAR_COPY_QUANTILE
+    quantile: float = _NEAR_COPY_QUANTILE
 
     def to_json(self) -> dict[str, Any]:
         """Counts, rates, the tolerance, the test and its p-value."""
@@ -173,8 +171,8 @@ def near_copy_test(
     is_member: np.ndarray,
     aux_distances: np.ndarray,
     *,
-    quantile: float = NEAR_COPY_QUANTILE,
-    alpha: float = NEAR_COPY_ALPHA,
+    quantile: float = _NEAR_COPY_QUANTILE,
+    alpha: float = _NEAR_COPY_ALPHA,
 ) -> NearCopyTest:
     """The near-copy test on the attack set (docs/methods.md §1, issue 10.3); see :class:`NearCopyTest`."""
     d = np.asarray(distance, dtype=np.float64)
@@ -243,10 +241,10 @@ def copy_test(overlaps: Mapping[str, Overlap], *, alpha: float = COPY_TEST_ALPHA
     return CopyTest(train_copies=tr.rows, n_train=tr.of, holdout_copies=ho.rows, n_holdout=ho.of, p_value=p, alpha=alpha)
 
 
-NATURAL_ALPHA = 0.05
+_NATURAL_ALPHA = 0.05
 """Level at which real records in the synthetic table are more than the population's own duplicates explain."""
 
-NOT_SYNTHETIC_SHARE = 0.01
+_NOT_SYNTHETIC_SHARE = 0.01
 """Synthetic rows equal to non-training real records at or above this share: "this is not synthetic data"."""
 
 _NOT_SYNTHETIC_ALPHA = 0.001  # the "high" level asks for strong evidence beyond the natural duplicate rate
@@ -303,12 +301,12 @@ class VerbatimRecords:
     @property
     def beyond_natural(self) -> bool:
         """Real records occur in the synthetic table more often than two real records coincide."""
-        return self.real_not_train > 0 and (self.natural_matches == 0 or self.natural_p_value < NATURAL_ALPHA)
+        return self.real_not_train > 0 and (self.natural_matches == 0 or self.natural_p_value < _NATURAL_ALPHA)
 
     @property
     def not_synthetic(self) -> bool:
         """At least 1 % of the synthetic rows are real non-training records, well beyond the natural rate."""
-        return self.real_share >= NOT_SYNTHETIC_SHARE and (
+        return self.real_share >= _NOT_SYNTHETIC_SHARE and (
             self.natural_matches == 0 or self.natural_p_value < _NOT_SYNTHETIC_ALPHA
         )
 

@@ -1,15 +1,7 @@
-"""One-dimensional densities of nearest-neighbour distances and P(member | d).
+"""The distribution of nearest-neighbour distances of one class, and P(member | d) (docs/methods.md §1.2-§1.3).
 
-Implements docs/methods.md §1.2-§1.3:
+On the Gaussian KDE of :mod:`audit_core.synthetic.kde`:
 
-* a Gaussian kernel density estimate on [0, 1] computed by linear binning on a
-  fixed grid (2048 points), FFT convolution and linear interpolation, so fitting
-  and evaluating cost O(n + m + G log G) instead of the O(n x m) of a direct sum
-  (``scipy.stats.gaussian_kde``);
-* reflection at both ends of [0, 1], where Gower distances live, so that the
-  density does not leak out of the support;
-* bandwidth by Scott's or Silverman's rule *scaled by the data's spread*
-  ``min(std, IQR / 1.34)``, or by leave-one-out likelihood cross-validation;
 * the point mass at d = 0 (records copied verbatim into the synthetic table),
   counted with add-one smoothing, and a uniform component shared by both
   classes so that the posterior is the prior wherever both densities are thin;
@@ -25,55 +17,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import numpy as np
 
 from audit_core.common.errors import InputError
+from audit_core.synthetic.kde import GRID_SIZE, BandwidthRule, GridKDE, as_unit_values, fit_kde
 
 __all__ = [
-    "BANDWIDTH_RULES",
+    "LOG_AXIS_SCALE",
+    "ZERO_TOL",
     "DistanceDensity",
-    "GridKDE",
     "MembershipPosterior",
     "fit_distance_density",
-    "fit_kde",
     "fit_posterior",
     "kde_axis",
-    "select_bandwidth",
 ]
 
-BandwidthRule = Literal["silverman", "scott", "cv"]
-BANDWIDTH_RULES: tuple[str, ...] = ("silverman", "scott", "cv")
-
-GRID_SIZE = 2048
 #: Default size of the uniform floor, in records (see :func:`fit_distance_density`).
-FLOOR_RECORDS = 10.0
+_FLOOR_RECORDS = 10.0
 #: Distances at or below this value count as exact copies (the point mass at 0).
 ZERO_TOL = 1e-9
 #: ``c`` of the log-like KDE axis (:func:`kde_axis`): below it the axis is nearly linear.
 LOG_AXIS_SCALE = 1e-4
 #: Fewest records' worth of either class near a distance for ``P(member | d)`` to count as resting on data
 #: (:meth:`MembershipPosterior.supported`); below it the record reads "too little data to tell".
-MIN_SUPPORT_RECORDS = 1.0
-_TRUNCATE = 8.0  # kernel truncated at 8 bandwidths: dropped mass < 1e-15
-_LOG_2PI_HALF = 0.5 * np.log(2.0 * np.pi)
-
-
-def _as_distances(values: Sequence[float] | np.ndarray, *, name: str) -> np.ndarray:
-    x = np.asarray(values, dtype=np.float64).ravel()
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())  # NaN and inf propagate into min / max
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise InputError(f"The {name} contain missing or infinite values; pass finite distances in [0, 1].")
-    if lo < -1e-12 or hi > 1.0 + 1e-12:
-        raise InputError(f"The {name} must lie in [0, 1] (Gower distances); got values outside that range.")
-    return np.clip(x, 0.0, 1.0) if (lo < 0.0 or hi > 1.0) else x
-
-
-_EXACT_QUANTILES_MAX = 200_000
-_QUANTILE_BINS = 1 << 20
+_MIN_SUPPORT_RECORDS = 1.0
 
 
 def kde_axis(d: np.ndarray, scale: float | None = LOG_AXIS_SCALE) -> tuple[np.ndarray, np.ndarray]:
@@ -101,241 +69,6 @@ def kde_axis(d: np.ndarray, scale: float | None = LOG_AXIS_SCALE) -> tuple[np.nd
         return x, np.ones_like(x)
     norm = np.log1p(1.0 / scale)
     return np.log1p(x / scale) / norm, 1.0 / ((scale + x) * norm)
-
-
-def _quartiles(x: np.ndarray) -> tuple[float, float]:
-    """25th and 75th percentiles of values in [0, 1].
-
-    Exact (``np.percentile``) up to 200,000 values; above that, read off a
-    2^20-bin histogram of [0, 1] (error below 1e-6, a fraction of the cost of a
-    selection on millions of values).
-    """
-    if x.size <= _EXACT_QUANTILES_MAX:
-        q25, q75 = np.percentile(x, [25.0, 75.0])
-        return float(q25), float(q75)
-    idx = np.minimum((x * _QUANTILE_BINS).astype(np.int64), _QUANTILE_BINS - 1)
-    cum = np.cumsum(np.bincount(idx, minlength=_QUANTILE_BINS))
-    out = []
-    for q in (0.25, 0.75):
-        k = int(np.searchsorted(cum, q * (x.size - 1) + 1.0))  # bin holding the order statistic
-        out.append((k + 0.5) / _QUANTILE_BINS)
-    return out[0], out[1]
-
-
-def _spread(x: np.ndarray) -> float:
-    """``min(std, IQR / 1.34)``, falling back to whichever is positive."""
-    if x.size < 2:
-        return 0.0
-    std = float(np.std(x, ddof=1))
-    q25, q75 = _quartiles(x)
-    iqr = (q75 - q25) / 1.34
-    positive = [s for s in (std, iqr) if s > 0]
-    return min(positive) if positive else 0.0
-
-
-def _min_bandwidth(grid_size: int) -> float:
-    """Smallest bandwidth the grid resolves: two grid steps."""
-    return 2.0 / (grid_size - 1)
-
-
-def select_bandwidth(
-    x: Sequence[float] | np.ndarray,
-    *,
-    method: BandwidthRule | float = "silverman",
-    scale: float = 1.0,
-    grid_size: int = GRID_SIZE,
-) -> float:
-    """Bandwidth of a Gaussian KDE of distances on [0, 1].
-
-    Parameters
-    ----------
-    x : array of float
-        The distances the density is fitted to.
-    method : {"silverman", "scott", "cv"} or float
-        ``"silverman"``: ``0.9 * s * n^(-1/5)``; ``"scott"``: ``1.06 * s * n^(-1/5)``,
-        both with ``s = min(std, IQR / 1.34)`` the data's spread (docs/methods.md §1.2:
-        an unscaled rule over-smooths distances that occupy a small part of
-        [0, 1]). ``"cv"``: the bandwidth that maximises the leave-one-out
-        log-likelihood over a grid from 0.2x to 3x Silverman's. A float is used
-        as given.
-    scale : float
-        Multiplier applied to the chosen bandwidth (the dashboard's slider).
-    grid_size : int
-        Grid of the binned estimate; the bandwidth is never smaller than two
-        grid steps (about 1e-3 for the default grid), which is also the
-        fallback when the data have no spread.
-
-    Returns
-    -------
-    float
-        The bandwidth, in distance units.
-    """
-    if not scale > 0 or not np.isfinite(scale):
-        raise InputError(f"The bandwidth scale must be a positive number; got {scale!r}.")
-    h_min = _min_bandwidth(grid_size)
-    if isinstance(method, (int, float, np.floating)) and not isinstance(method, bool):
-        h = float(method)
-        if not h > 0 or not np.isfinite(h):
-            raise InputError(f"The bandwidth must be a positive number; got {method!r}.")
-        return max(h * scale, h_min)
-    if method not in BANDWIDTH_RULES:
-        raise InputError(f"Unknown bandwidth rule {method!r}; use one of {', '.join(BANDWIDTH_RULES)} or a positive number.")
-    values = _as_distances(x, name="distances")
-    n = values.size
-    spread = _spread(values)
-    if n < 2 or spread == 0.0:
-        return max(h_min * scale, h_min)
-    silverman = 0.9 * spread * n ** (-0.2)
-    if method == "silverman":
-        h = silverman
-    elif method == "scott":
-        h = 1.06 * spread * n ** (-0.2)
-    else:
-        h = _cv_bandwidth(values, start=max(silverman, h_min), grid_size=grid_size)
-    return max(h * scale, h_min)
-
-
-def _cv_bandwidth(x: np.ndarray, *, start: float, grid_size: int, n_candidates: int = 24) -> float:
-    """Leave-one-out likelihood cross-validation on a log grid around ``start``.
-
-    The grid is bounded below by 0.2x the rule-of-thumb bandwidth: tied values
-    (common among Gower distances of mixed tables) make the leave-one-out
-    likelihood grow without bound as the bandwidth shrinks, and that bound keeps
-    the search away from the degenerate solution.
-    """
-    candidates = start * np.geomspace(0.2, 3.0, n_candidates)
-    rng = np.random.default_rng(0)
-    sample = x if x.size <= 20_000 else rng.choice(x, size=20_000, replace=False)
-    n = x.size
-    best_h, best_ll = start, -np.inf
-    for h in candidates:
-        h = max(float(h), _min_bandwidth(grid_size))
-        kde = fit_kde(x, bandwidth=h, grid_size=grid_size)
-        full = kde.evaluate(sample) * n * h  # sum of kernel values (unnormalised by n h)
-        own = np.exp(-0.5 * (2.0 * sample / h) ** 2) + np.exp(-0.5 * (2.0 * (1.0 - sample) / h) ** 2)
-        own = (own + 1.0) / np.sqrt(2.0 * np.pi)
-        loo = np.maximum(full - own, 1e-300) / ((n - 1) * h)
-        ll = float(np.mean(np.log(loo)))
-        if ll > best_ll:
-            best_h, best_ll = h, ll
-    return best_h
-
-
-@dataclass(frozen=True)
-class GridKDE:
-    """A Gaussian KDE on [0, 1] tabulated on a regular grid (reflected at 0 and 1).
-
-    Attributes
-    ----------
-    grid : ndarray
-        ``grid_size`` equally spaced points from 0 to 1.
-    density : ndarray
-        The density at each grid point; integrates to 1 over [0, 1].
-    bandwidth : float
-        Kernel standard deviation, in distance units.
-    n : int
-        Number of values fitted.
-    """
-
-    grid: np.ndarray
-    density: np.ndarray
-    bandwidth: float
-    n: int
-
-    def evaluate(self, x: Sequence[float] | np.ndarray) -> np.ndarray:
-        """Density at ``x`` by linear interpolation between grid points (0 outside [0, 1])."""
-        x = np.asarray(x, dtype=np.float64)
-        m = self.density.size
-        if x.size and not (x.min() >= 0.0 and x.max() <= 1.0):  # NaN and out-of-range: slow, masked path
-            inside = (x >= 0.0) & (x <= 1.0)
-            out = np.zeros(x.shape)
-            out[inside] = self.evaluate(x[inside])
-            return out
-        # The grid is regular on [0, 1]: index arithmetic beats np.interp's binary search.
-        t = x * (m - 1)
-        lo = np.minimum(t.astype(np.intp), m - 2)
-        t -= lo
-        slope = np.diff(self.density)
-        out = self.density[lo]
-        out += slope[lo] * t
-        return out
-
-    __call__ = evaluate
-
-
-def fit_kde(
-    x: Sequence[float] | np.ndarray,
-    *,
-    bandwidth: BandwidthRule | float = "silverman",
-    scale: float = 1.0,
-    grid_size: int = GRID_SIZE,
-) -> GridKDE:
-    """Fit a reflected Gaussian KDE to values on [0, 1] by binning and FFT.
-
-    Linear binning puts each value's unit mass on its two neighbouring grid
-    points; the binned counts are convolved with the Gaussian kernel (FFT); the
-    parts that spill beyond 0 and 1 are folded back (reflection). Cost is
-    O(n + G log G) for G grid points, independent of how many points are then
-    evaluated (docs/methods.md §1.2).
-
-    Parameters
-    ----------
-    x : array of float
-        Values in [0, 1]; at least one.
-    bandwidth : {"silverman", "scott", "cv"} or float
-        See :func:`select_bandwidth`.
-    scale : float
-        Multiplier on the bandwidth.
-    grid_size : int
-        Number of grid points (default 2048).
-
-    Returns
-    -------
-    GridKDE
-
-    Examples
-    --------
-    >>> kde = fit_kde([0.2, 0.3, 0.4], bandwidth=0.05)
-    >>> round(float(kde.density.sum() * (kde.grid[1] - kde.grid[0])), 2)
-    1.0
-    """
-    values = _as_distances(x, name="distances")
-    if values.size == 0:
-        raise InputError("Cannot fit a density to an empty set of distances.")
-    if grid_size < 16:
-        raise InputError(f"The KDE grid needs at least 16 points; got {grid_size}.")
-    h = select_bandwidth(values, method=bandwidth, scale=scale, grid_size=grid_size)
-    m = grid_size
-    delta = 1.0 / (m - 1)
-    grid = np.linspace(0.0, 1.0, m)
-
-    # Linear binning.
-    t = values * (m - 1)
-    lo = np.minimum(t.astype(np.intp), m - 2)  # values are >= 0, so truncation is floor
-    t -= lo  # now the fraction of the way to the next grid point
-    upper = np.bincount(lo, weights=t, minlength=m)
-    counts = np.bincount(lo, minlength=m) - upper
-    counts[1:] += upper[:-1]
-
-    # Kernel over lags -L..L (L never beyond the grid, so one reflection per side).
-    lags = min(m - 1, int(np.ceil(_TRUNCATE * h / delta)))
-    u = np.arange(-lags, lags + 1) * delta / h
-    kernel = np.exp(-0.5 * u * u - _LOG_2PI_HALF)
-    size = m + 2 * lags  # full linear convolution; y[i] is position i - lags (in grid steps)
-    nfft = 1 << int(np.ceil(np.log2(size)))
-    y = np.fft.irfft(np.fft.rfft(counts, nfft) * np.fft.rfft(kernel, nfft), nfft)[:size]
-    y = np.maximum(y, 0.0)  # FFT round-off can leave tiny negatives
-
-    k = np.arange(m)
-    dens = y[k + lags].copy()
-    # Reflection at 0: mass at position -k folds onto k.
-    left = k <= lags
-    dens[left] += y[lags - k[left]]
-    # Reflection at 1: mass at position 2(m-1) - k folds onto k.
-    right = (m - 1 - k) <= lags
-    dens[right] += y[lags + 2 * (m - 1) - k[right]]
-    dens /= values.size * h
-    return GridKDE(grid=grid, density=dens, bandwidth=h, n=int(values.size))
 
 
 @dataclass(frozen=True)
@@ -442,7 +175,7 @@ def fit_distance_density(
     *,
     bandwidth: BandwidthRule | float = "silverman",
     scale: float = 1.0,
-    floor_records: float = FLOOR_RECORDS,
+    floor_records: float = _FLOOR_RECORDS,
     zero_pseudo_count: float = 1.0,
     grid_size: int = GRID_SIZE,
     axis_scale: float | None = LOG_AXIS_SCALE,
@@ -489,7 +222,7 @@ def fit_distance_density(
     -------
     DistanceDensity
     """
-    values = _as_distances(d, name="distances")
+    values = as_unit_values(d, name="distances")
     if values.size == 0:
         raise InputError("Cannot fit a distance density to an empty set of records.")
     if floor_records < 0 or not np.isfinite(floor_records):
@@ -541,7 +274,7 @@ class MembershipPosterior:
         return np.where(both, prior_odds, odds)
 
     def supported(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
-        """Whether ``P(member | d)`` rests on data: at least :data:`MIN_SUPPORT_RECORDS` records' worth of either class near d.
+        """Whether ``P(member | d)`` rests on data: at least :data:`_MIN_SUPPORT_RECORDS` records' worth of either class near d.
 
         Where neither class has data, the two floors cancel and ``P(member | d)`` is the
         prior (or near it): a record there reads 0.5 as if calibrated, but there is too
@@ -552,7 +285,7 @@ class MembershipPosterior:
         x = np.asarray(d, dtype=np.float64)
         near = np.maximum(self.members.records_near(x), self.non_members.records_near(x))
         structural = (x <= ZERO_TOL) & (self.non_members.p_zero == 0.0)
-        return (near >= MIN_SUPPORT_RECORDS) | structural
+        return (near >= _MIN_SUPPORT_RECORDS) | structural
 
     def p_member(self, d: Sequence[float] | np.ndarray) -> np.ndarray:
         """``P(member | d)`` for each distance: a number in [0, 1], never NaN."""
@@ -566,13 +299,6 @@ class MembershipPosterior:
         return out
 
 
-def _check_prior(prior: float) -> float:
-    p = float(prior)
-    if not 0.0 < p < 1.0:
-        raise InputError(f"The membership prior must be strictly between 0 and 1; got {prior!r}.")
-    return p
-
-
 def fit_posterior(
     d_members: Sequence[float] | np.ndarray,
     d_non_members: Sequence[float] | np.ndarray,
@@ -580,7 +306,7 @@ def fit_posterior(
     bandwidth: BandwidthRule | float = "silverman",
     scale: float = 1.0,
     prior: float = 0.5,
-    floor_records: float = FLOOR_RECORDS,
+    floor_records: float = _FLOOR_RECORDS,
     non_member_zero_pseudo_count: float = 1.0,
     grid_size: int = GRID_SIZE,
     axis_scale: float | None = LOG_AXIS_SCALE,
@@ -610,12 +336,15 @@ def fit_posterior(
     >>> bool(post.p_member([0.0])[0] > 0.5 > post.p_member([0.4])[0])
     True
     """
-    p = _check_prior(prior)
-    kw = {"bandwidth": bandwidth, "scale": scale, "floor_records": floor_records, "grid_size": grid_size}
-    kw["axis_scale"] = axis_scale
-    members = fit_distance_density(d_members, **kw)
-    non_members = fit_distance_density(d_non_members, zero_pseudo_count=non_member_zero_pseudo_count, **kw)
+    members = fit_distance_density(
+        d_members, bandwidth=bandwidth, scale=scale, floor_records=floor_records, grid_size=grid_size,
+        axis_scale=axis_scale,
+    )  # fmt: skip
+    non_members = fit_distance_density(
+        d_non_members, bandwidth=bandwidth, scale=scale, floor_records=floor_records, grid_size=grid_size,
+        axis_scale=axis_scale, zero_pseudo_count=non_member_zero_pseudo_count,
+    )  # fmt: skip
     # One floor for both classes (the larger): where both kernel estimates vanish the
     # ratio is then exactly 1 and P(member | d) the prior (docs/methods.md §1.2).
     floor = max(members.floor, non_members.floor)
-    return MembershipPosterior(members=members.with_floor(floor), non_members=non_members.with_floor(floor), prior=p)
+    return MembershipPosterior(members=members.with_floor(floor), non_members=non_members.with_floor(floor), prior=float(prior))

@@ -16,7 +16,7 @@ other one; the float64 distance then differs by at most float32 rounding, ~1e-7)
 Tables larger than memory are read from partitioned Parquet (a folder or a glob) with
 ``dask.dataframe`` (:func:`nearest_gower_parquet`): the ranges and category codes are
 fitted by a distributed reduction (per partition: numeric min / max and the categories
-in order of first appearance; the client fits :func:`audit_core.synthetic.distance.encode_for_gower`
+in order of first appearance; the client fits :func:`audit_core.synthetic.encoding.encode_for_gower`
 on those summaries, so the encoding is the one the whole tables would give), each
 partition is encoded on its worker, and the client only ever holds the summaries and
 the two result columns (distance and row).
@@ -34,14 +34,16 @@ from audit_core.common.cluster import run_tasks
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, as_progress
 from audit_core.common.tables import ColumnTypes
-from audit_core.synthetic import distance as gower
+from audit_core.synthetic.distance import NearestNeighbours, nearest_gower, pair_distances
+from audit_core.synthetic.encoding import MISSING_CODE, EncodedTable, GowerEncoding, check_same_encoding, encode_for_gower
+from audit_core.synthetic.nearest_scan import scan_numba
 
 __all__ = ["REFERENCE_BLOCK_ROWS", "encode_parquet", "nearest_gower_on", "nearest_gower_parquet"]
 
 REFERENCE_BLOCK_ROWS = 2_000_000
 """Reference rows per task (about 60 MB encoded for 15 columns); more rows are split into blocks."""
 
-QUERY_BLOCK_ROWS = 50_000
+_QUERY_BLOCK_ROWS = 50_000
 """Largest query block per task; smaller blocks are used to give every worker several tasks."""
 
 
@@ -55,24 +57,26 @@ def _set_threads() -> None:
         threads = int(get_worker().state.nthreads)
     except (ValueError, AttributeError):  # not on a worker
         return
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    # numba.config sets NUMBA_NUM_THREADS from the environment at import: mypy does not see it
+    most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(threads, most)))
 
 
-def _kinds(reference: gower.EncodedTable) -> list[np.ndarray]:
+def _kinds(reference: EncodedTable) -> list[np.ndarray]:
     """Rows without a missing value and rows with one (the engine scans them apart); empty kinds dropped."""
-    incomplete = np.isnan(reference.numeric).any(axis=1) | (reference.codes == gower.MISSING_CODE).any(axis=1)
+    incomplete = np.isnan(reference.numeric).any(axis=1) | (reference.codes == MISSING_CODE).any(axis=1)
     if not incomplete.any() or incomplete.all():
         return [np.arange(reference.n_rows, dtype=np.int64)]
     return [np.flatnonzero(~incomplete), np.flatnonzero(incomplete)]
 
 
-def _block_minimum(query: gower.EncodedTable, reference: gower.EncodedTable, rows: np.ndarray, exact: bool):
+def _block_minimum(query: EncodedTable, reference: EncodedTable, rows: np.ndarray, exact: bool):
     """One task: the engine's kernel over one reference block; (float32 distance, global row[, float64 distance])."""
     _set_threads()
-    d, i = gower._scan_numba(query, reference, block_rows=None, progress=None)
+    d, i = scan_numba(query, reference, block_rows=None, progress=None)
     if not exact:
         return d, rows[i]
-    e = gower.pair_distances(query, reference, query_rows=np.arange(query.n_rows), reference_rows=i)
+    e = pair_distances(query, reference, query_rows=np.arange(query.n_rows), reference_rows=i)
     return d, rows[i], e
 
 
@@ -93,25 +97,25 @@ def _pick_kind(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _query_blocks(n: int, workers: int, query_block: int | None) -> list[slice]:
-    size = int(query_block or min(QUERY_BLOCK_ROWS, max(1024, -(-n // max(1, 4 * workers)))))
+    size = int(query_block or min(_QUERY_BLOCK_ROWS, max(1024, -(-n // max(1, 4 * workers)))))
     return [slice(s, min(n, s + size)) for s in range(0, n, size)]
 
 
 def nearest_gower_on(
-    query: gower.EncodedTable,
-    reference: gower.EncodedTable,
+    query: EncodedTable,
+    reference: EncodedTable,
     *,
     client: Any = None,
     query_block: int | None = None,
     reference_block: int | None = None,
     progress: ProgressFn | None = None,
-) -> gower.NearestNeighbours:
+) -> NearestNeighbours:
     """:func:`audit_core.synthetic.distance.nearest_gower` with the blocks spread over a Dask cluster.
 
     Parameters
     ----------
     query, reference : EncodedTable
-        As for ``nearest_gower`` (same :class:`~audit_core.synthetic.distance.GowerEncoding`).
+        As for ``nearest_gower`` (same :class:`~audit_core.synthetic.encoding.GowerEncoding`).
     client : distributed.Client, optional
         Without one this *is* ``nearest_gower`` (single process).
     query_block, reference_block : int, optional
@@ -127,13 +131,13 @@ def nearest_gower_on(
         ``"dask:numba"``.
     """
     if client is None:
-        return gower.nearest_gower(query, reference, progress=progress)
-    gower._check_pair(query, reference)
+        return nearest_gower(query, reference, progress=progress)
+    check_same_encoding(query, reference)
     if reference.n_rows == 0:
         raise InputError("The reference (synthetic) table has no rows; there is nothing to compare with.")
     n = query.n_rows
     if n == 0:
-        return gower.NearestNeighbours(distance=np.zeros(0), index=np.zeros(0, dtype=np.int64), backend="none")
+        return NearestNeighbours(distance=np.zeros(0), index=np.zeros(0, dtype=np.int64), backend="none")
     from audit_core.common.cluster import n_workers
 
     report = as_progress(progress)
@@ -170,8 +174,8 @@ def nearest_gower_on(
     for qi, sl in enumerate(q_blocks):
         best = [_reduce(grouped[(qi, k)]) for k in range(len(kinds))]
         index[sl] = best[0][1] if len(best) == 1 else _pick_kind(*best)[1]
-    distance = gower.pair_distances(query, reference, query_rows=np.arange(n), reference_rows=index)
-    return gower.NearestNeighbours(distance=distance, index=index, backend="dask:numba")
+    distance = pair_distances(query, reference, query_rows=np.arange(n), reference_rows=index)
+    return NearestNeighbours(distance=distance, index=index, backend="dask:numba")
 
 
 # ------------------------------------------------------------------------- Parquet datasets
@@ -212,11 +216,11 @@ def _constant_labels(part: pd.DataFrame, constant: Sequence[str]) -> pd.DataFram
 
 def encode_parquet(
     client: Any, real: Sequence[str], *, types: ColumnTypes, weights: Mapping[str, float] | None = None
-) -> gower.GowerEncoding:
+) -> GowerEncoding:
     """Fit the Gower encoding on partitioned Parquet datasets by a distributed reduction.
 
     Each partition is summarised on its worker (numeric min / max, categories in order
-    of first appearance); :func:`audit_core.synthetic.distance.encode_for_gower` fitted on the
+    of first appearance); :func:`audit_core.synthetic.encoding.encode_for_gower` fitted on the
     summaries, in partition order, gives the ranges and codes of the whole tables.
     """
     columns = list(types.columns)
@@ -224,36 +228,37 @@ def encode_parquet(
     parts = [part for frame in frames for part in frame.to_delayed()]
     tasks = [(p, types.numeric, types.categorical) for p in client.compute(parts)]
     summaries = run_tasks(client, _summary, tasks, labels=[f"range of partition {i + 1}" for i in range(len(tasks))])
-    first = gower.encode_for_gower(summaries, types=types, weights=weights)
+    first = encode_for_gower(summaries, types=types, weights=weights)
     if not first.constant_numeric:
         return first
     # Numeric columns constant in the real data are compared by equality: their labels are their
     # values (NaN aside), which the summaries hold as the min and max already.
-    tasks = [(p, first.constant_numeric) for p in client.compute(parts)]
-    labels = run_tasks(client, _constant_labels, tasks, labels=[f"labels of partition {i + 1}" for i in range(len(tasks))])
+    label_tasks = [(p, first.constant_numeric) for p in client.compute(parts)]
+    names = [f"labels of partition {i + 1}" for i in range(len(label_tasks))]
+    labels = run_tasks(client, _constant_labels, label_tasks, labels=names)
     merged = [
         pd.concat([s.drop(columns=list(first.constant_numeric)), lab], axis=1)
         for s, lab in zip(summaries, labels, strict=True)
     ]
-    return gower.encode_for_gower([m.reindex(columns=summaries[0].columns) for m in merged], types=types, weights=weights)
+    return encode_for_gower([m.reindex(columns=summaries[0].columns) for m in merged], types=types, weights=weights)
 
 
-def _encode_part(part: pd.DataFrame, encoding: gower.GowerEncoding) -> gower.EncodedTable:
+def _encode_part(part: pd.DataFrame, encoding: GowerEncoding) -> EncodedTable:
     return encoding.transform(part.reset_index(drop=True))
 
 
-def _kind_block(table: gower.EncodedTable, offset: int, kind: int) -> tuple[gower.EncodedTable, np.ndarray]:
+def _kind_block(table: EncodedTable, offset: int, kind: int) -> tuple[EncodedTable, np.ndarray]:
     """Rows of one kind (0: no missing value, 1: some) of an encoded partition, with their global rows."""
-    incomplete = np.isnan(table.numeric).any(axis=1) | (table.codes == gower.MISSING_CODE).any(axis=1)
+    incomplete = np.isnan(table.numeric).any(axis=1) | (table.codes == MISSING_CODE).any(axis=1)
     local = np.flatnonzero(incomplete if kind else ~incomplete)
     return table.rows(local), offset + local
 
 
-def _join_blocks(*blocks: tuple) -> tuple[gower.EncodedTable, np.ndarray]:
+def _join_blocks(*blocks: tuple) -> tuple[EncodedTable, np.ndarray]:
     """Consecutive partitions' rows of one kind as one reference block."""
     tables = [t for t, _ in blocks]
     first = tables[0]
-    joined = gower.EncodedTable(
+    joined = EncodedTable(
         numeric=np.concatenate([t.numeric for t in tables]),
         codes=np.concatenate([t.codes for t in tables]),
         numeric_columns=first.numeric_columns,
@@ -264,7 +269,7 @@ def _join_blocks(*blocks: tuple) -> tuple[gower.EncodedTable, np.ndarray]:
     return joined, np.concatenate([rows for _, rows in blocks])
 
 
-def _block_minimum_kind(query: gower.EncodedTable, block: tuple) -> tuple:
+def _block_minimum_kind(query: EncodedTable, block: tuple) -> tuple:
     table, rows = block
     if rows.size == 0:
         inf = np.full(query.n_rows, np.inf)
@@ -290,7 +295,7 @@ def nearest_gower_parquet(
     types: ColumnTypes,
     weights: Mapping[str, float] | None = None,
     progress: ProgressFn | None = None,
-) -> gower.NearestNeighbours:
+) -> NearestNeighbours:
     """Nearest reference record of every query record, both read from partitioned Parquet on the cluster.
 
     Parameters
@@ -330,7 +335,8 @@ def nearest_gower_parquet(
     offsets = np.concatenate([[0], np.cumsum(r_sizes)[:-1]]).astype(np.int64)
     # consecutive partitions joined into blocks of up to REFERENCE_BLOCK_ROWS rows (one block per kind in
     # most cases: the engine's own scan, and its pruning works best over a large sorted reference)
-    groups, size = [[]], 0
+    groups: list[list[int]] = [[]]
+    size = 0
     for k, rows in enumerate(r_sizes):
         if groups[-1] and size + rows > REFERENCE_BLOCK_ROWS:
             groups.append([])
@@ -356,4 +362,4 @@ def nearest_gower_parquet(
     distance = np.concatenate([r[0] for r in results]) if results else np.zeros(0)
     index = np.concatenate([r[1] for r in results]).astype(np.int64) if results else np.zeros(0, dtype=np.int64)
     assert distance.size == sum(q_sizes)
-    return gower.NearestNeighbours(distance=np.asarray(distance, dtype=np.float64), index=index, backend="dask:numba")
+    return NearestNeighbours(distance=np.asarray(distance, dtype=np.float64), index=index, backend="dask:numba")

@@ -23,15 +23,17 @@ from audit_core.common.figures import (
     group_histogram,
     log_roc_figure,
 )
-from audit_core.synthetic.audit import SyntheticAudit, exposed_records, record_comparison
 from audit_core.synthetic.comparison import GeneratorComparison
-from audit_core.synthetic.disclosure import AttackRisk, DisclosureAudit
+from audit_core.synthetic.disclosure.audit import DisclosureAudit
+from audit_core.synthetic.explanations import exposed_records, record_comparison
+from audit_core.synthetic.result import SyntheticAudit
 
 __all__ = [
     "ATTACK_LABELS",
     "REALISTIC_NOT_CALIBRATED",
     "comparison_roc_figure",
     "comparison_table",
+    "disclosure_label",
     "distance_figure",
     "exposed_table",
     "overlaps_table",
@@ -177,7 +179,7 @@ def exposed_table(audit: SyntheticAudit, *, k: int = 20, by: str = "p_member_tru
     return out
 
 
-COMPARISON_ATTACK_LABELS = {"true_distribution": "true-distribution KDE", "realistic": "realistic KDE"}
+_COMPARISON_ATTACK_LABELS = {"true_distribution": "true-distribution KDE", "realistic": "realistic KDE"}
 
 
 def comparison_table(comparison: GeneratorComparison) -> pd.DataFrame:
@@ -216,26 +218,27 @@ def comparison_table(comparison: GeneratorComparison) -> pd.DataFrame:
 
 def comparison_roc_figure(comparison: GeneratorComparison, *, attack: str = "true_distribution") -> go.Figure:
     """Log-log ROC curves of all generators overlaid, for one attack model (docs/methods.md §1.6)."""
-    curves = [(run.label, run.audit.attacks[attack].curve) for run in comparison.runs if run.ok]
+    curves = [(run.label, audit.attacks[attack].curve) for run, audit in comparison.completed()]
     colors = {run.label: color_for(run.name, i) for i, run in enumerate(comparison.runs)}
-    title = f"Log-log ROC per generator ({COMPARISON_ATTACK_LABELS.get(attack, attack)})"
+    title = f"Log-log ROC per generator ({_COMPARISON_ATTACK_LABELS.get(attack, attack)})"
     return log_roc_figure(curves, title=title, colors=colors)
 
 
 def privacy_utility_figure(comparison: GeneratorComparison, *, attack: str = "true_distribution") -> go.Figure:
     """Scatter of utility (x) against attack AUC (y): lower-right is the better trade-off."""
     fig = go.Figure()
-    for i, run in enumerate(comparison.runs):
-        if not run.ok or run.utility is None:
+    color = {run.name: color_for(run.name, i) for i, run in enumerate(comparison.runs)}
+    for run, audit in comparison.completed():
+        if run.utility is None:
             continue
         fig.add_trace(go.Scatter(
-            x=[run.utility.overall], y=[run.audit.attacks[attack].auc], mode="markers", name=run.label,
-            marker={"size": 13, "color": color_for(run.name, i), "line": {"width": 1, "color": "white"}},
+            x=[run.utility.overall], y=[audit.attacks[attack].auc], mode="markers", name=run.label,
+            marker={"size": 13, "color": color[run.name], "line": {"width": 1, "color": "white"}},
             hovertemplate="utility %{x:.3f}<br>AUC %{y:.3f}<extra>" + run.label + "</extra>",
         ))
     fig.add_hline(y=0.5, line={"dash": "dash", "color": "#7F7F7F"}, annotation_text="chance")
     fig.update_xaxes(title="utility (SDMetrics quality score, higher = more faithful)")
-    fig.update_yaxes(title=f"AUC ({COMPARISON_ATTACK_LABELS.get(attack, attack)}, higher = leakier)")
+    fig.update_yaxes(title=f"AUC ({_COMPARISON_ATTACK_LABELS.get(attack, attack)}, higher = leakier)")
     return apply_layout(fig, title="Privacy against utility")
 
 
@@ -246,14 +249,9 @@ _LABELS = {
 }
 
 
-def _label(key: str) -> str:
+def disclosure_label(key: str) -> str:
+    """The plain name of a disclosure attack by its JSON key (``linkability``, ``inference.<column>``...)."""
     return _LABELS.get(key, f"Inference of {key.split('.', 1)[1]}" if key.startswith("inference.") else key)
-
-
-def _status(r: AttackRisk) -> str:
-    if not r.beats_baseline:
-        return "not measurable"
-    return "disclosed" if r.significant else "no evidence"
 
 
 def results_table(disclosure: DisclosureAudit) -> pd.DataFrame:
@@ -261,10 +259,10 @@ def results_table(disclosure: DisclosureAudit) -> pd.DataFrame:
     rows = []
     for key, r in disclosure.results():
         rows.append({
-            "attack": _label(key), "key": key, "risk": round(r.risk, 4), "ci_low": round(r.ci_low, 4),
+            "attack": disclosure_label(key), "key": key, "risk": round(r.risk, 4), "ci_low": round(r.ci_low, 4),
             "ci_high": round(r.ci_high, 4), "attack_rate": round(r.attack_rate, 4),
             "control_rate": round(r.control_rate, 4), "baseline_rate": round(r.baseline_rate, 4),
-            "n_attacks": r.n_attacks, "status": _status(r), "reading": r.reading,
+            "n_attacks": r.n_attacks, "status": r.status, "reading": r.reading,
         })  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -10,7 +10,7 @@ two records of this population agree there by chance?
   categories; numbers within ``t`` of the column's range), and the agreement weight is
   ``w_j = -log p_j``: agreeing on a rare value says more than agreeing on a common one.
 - A record's score is the largest sum of ``w_j`` over the columns on which it agrees with
-  one synthetic record (its best match; :func:`best_agreement`, a compiled kernel).
+  one synthetic record (its best match; :func:`_best_agreement`, a compiled kernel).
 - Two statistics per record: that score (*absolute*), and the score minus the record's
   best agreement with half of the auxiliary records (*relative*: a record of a crowded
   part of the population agrees with someone by chance; a copied record agrees with the
@@ -19,9 +19,9 @@ two records of this population agree there by chance?
   auxiliary records (read off them only, so members and non-members stay exchangeable
   when the generator did not copy); a one-sided Fisher exact test then compares members
   with non-members, as the copy tests do.
-- The scan: 2 numeric tolerances (:data:`TOLERANCES`, shares of each column's range) x 2
+- The scan: 2 numeric tolerances (:data:`_TOLERANCES`, shares of each column's range) x 2
   statistics x 2 quantiles = 8 tests. Its p-value is the share of random relabellings of
-  the attack set whose smallest p-value is as small (:data:`PERMUTATIONS`), so the
+  the attack set whose smallest p-value is as small (:data:`_PERMUTATIONS`), so the
   false-alarm rate of the whole scan is at most ``alpha`` (tested by simulation) without
   Bonferroni's slack over these correlated tests.
 
@@ -39,31 +39,32 @@ import numba
 import numpy as np
 from scipy import stats
 
-from audit_core.synthetic.distance import _CACHE, _NUMBA_LOCK, EncodedTable
+from audit_core.synthetic.encoding import EncodedTable
+from audit_core.synthetic.numba_runtime import NUMBA_CACHE, NUMBA_LOCK
 
-__all__ = ["LINKAGE_ALPHA", "LINKAGE_STRONG", "TOLERANCES", "LinkageTest", "agreement_weights", "best_agreement", "linkage_test"]
+__all__ = ["LINKAGE_ALPHA", "LinkageTest", "linkage_test"]
 
-TOLERANCES: tuple[float, ...] = (0.01, 0.03)
+_TOLERANCES: tuple[float, ...] = (0.01, 0.03)
 """Numeric agreement tolerances scanned, as shares of each column's range (0: equal values)."""
 
-NEAR_QUANTILES = (0.99, 0.95)
+_NEAR_QUANTILES = (0.99, 0.95)
 """A record is "near" when its score exceeds this quantile of the auxiliary records' scores."""
 
 LINKAGE_ALPHA = 0.05
 """Level of the scan (its p-value from relabellings): below it the verdict is at least elevated."""
 
-LINKAGE_STRONG = 0.01
+_LINKAGE_STRONG = 0.01
 """Below this p-value the near-copies make the verdict high, as the other copy tests do."""
 
-PAIR_BUDGET = 400_000_000
+_PAIR_BUDGET = 400_000_000
 """Most (record, synthetic row) pairs scored; beyond it a seeded sample of the synthetic rows is compared."""
 
-PERMUTATIONS = 999
+_PERMUTATIONS = 999
 """Relabellings of the attack set behind the scan's p-value (resolution 0.001)."""
 _P_FLOOR = 1e-6  # agreement chances below this are read as this (a weight of at most 13.8)
 
 
-def agreement_weights(aux: EncodedTable, tolerances: tuple[float, ...] = TOLERANCES) -> tuple[np.ndarray, np.ndarray]:
+def _agreement_weights(aux: EncodedTable, tolerances: tuple[float, ...] = _TOLERANCES) -> tuple[np.ndarray, np.ndarray]:
     """``-log p_j`` per column from the auxiliary records: categorical ``[n_cat]``, numeric ``[T, n_num]``.
 
     ``p_j`` is the share of pairs of distinct auxiliary records that agree on column ``j``
@@ -87,7 +88,7 @@ def agreement_weights(aux: EncodedTable, tolerances: tuple[float, ...] = TOLERAN
     return weight(cat), weight(num)
 
 
-@numba.njit(parallel=True, fastmath=False, nogil=True, boundscheck=False, cache=_CACHE)
+@numba.njit(parallel=True, fastmath=False, nogil=True, boundscheck=False, cache=NUMBA_CACHE)
 def _best_agreement_kernel(q_num, q_cat, s_num, s_cat, w_num, w_cat, tols, out):  # pragma: no cover - compiled
     n, m, t_count = q_num.shape[0], s_num.shape[0], tols.shape[0]
     pn, pc = q_num.shape[1], q_cat.shape[1]
@@ -109,11 +110,11 @@ def _best_agreement_kernel(q_num, q_cat, s_num, s_cat, w_num, w_cat, tols, out):
             out[i, t] = best[t]
 
 
-def best_agreement(
+def _best_agreement(
     query: EncodedTable,
     synthetic: EncodedTable,
     weights: tuple[np.ndarray, np.ndarray],
-    tolerances: tuple[float, ...] = TOLERANCES,
+    tolerances: tuple[float, ...] = _TOLERANCES,
 ) -> np.ndarray:
     """``[n_query, T]``: each record's largest agreement score over the synthetic rows, per tolerance."""
     out = np.zeros((query.n_rows, len(tolerances)))
@@ -125,7 +126,7 @@ def best_agreement(
         np.ascontiguousarray(synthetic.numeric, dtype=np.float64), np.ascontiguousarray(synthetic.codes, dtype=np.int64),
         np.ascontiguousarray(w_num), np.ascontiguousarray(w_cat), np.asarray(tolerances, dtype=np.float64),
     )  # fmt: skip
-    with _NUMBA_LOCK:
+    with NUMBA_LOCK:
         _best_agreement_kernel(*args, out)
     return out
 
@@ -152,7 +153,7 @@ class LinkageTest:
     best : int
         The test with the smallest p-value (index into ``tests``).
     synthetic_rows_compared : int
-        Synthetic rows the scores were taken over (all of them unless :data:`PAIR_BUDGET` capped it).
+        Synthetic rows the scores were taken over (all of them unless :data:`_PAIR_BUDGET` capped it).
     """
 
     tolerances: tuple[float, ...]
@@ -175,8 +176,8 @@ class LinkageTest:
 
     @property
     def strong(self) -> bool:
-        """The excess is strong evidence (``p_value < LINKAGE_STRONG``)."""
-        return self.p_value < LINKAGE_STRONG
+        """The excess is strong evidence (``p_value < _LINKAGE_STRONG``)."""
+        return self.p_value < _LINKAGE_STRONG
 
     def to_json(self) -> dict[str, Any]:
         """Per tolerance counts and p-values, the scan's p-value and its verdict."""
@@ -207,31 +208,31 @@ def linkage_test(
     synthetic: EncodedTable,
     *,
     seed: int = 0,
-    tolerances: tuple[float, ...] = TOLERANCES,
+    tolerances: tuple[float, ...] = _TOLERANCES,
     alpha: float = LINKAGE_ALPHA,
 ) -> LinkageTest:
     """Run the scan: weights from ``auxiliary``, scores of the attack and auxiliary records, one test per tolerance."""
     member = np.asarray(is_member, dtype=bool)
     n_query = attack.n_rows + auxiliary.n_rows
-    cap = max(PAIR_BUDGET // max(n_query, 1), 1)
+    cap = max(_PAIR_BUDGET // max(n_query, 1), 1)
     if synthetic.n_rows > cap:
         rows = np.sort(np.random.default_rng(seed).choice(synthetic.n_rows, size=cap, replace=False))
         synthetic = synthetic.rows(rows)
-    weights = agreement_weights(auxiliary, tolerances)
-    scores = best_agreement(attack, synthetic, weights, tolerances)
-    aux_scores = best_agreement(auxiliary, synthetic, weights, tolerances)
+    weights = _agreement_weights(auxiliary, tolerances)
+    scores = _best_agreement(attack, synthetic, weights, tolerances)
+    aux_scores = _best_agreement(auxiliary, synthetic, weights, tolerances)
     top = weights[0].sum() + weights[1].sum(axis=1)
     columns = [(scores[:, t], aux_scores[:, t], top[t]) for t in range(len(tolerances))]
     # relative: minus the best agreement with one half of the auxiliary records, calibrated on the other half
     perm = np.random.default_rng(seed + 1).permutation(auxiliary.n_rows)
     half = auxiliary.n_rows // 2
     a1, a2 = auxiliary.rows(np.sort(perm[:half])), auxiliary.rows(np.sort(perm[half:]))
-    rel_att = scores - best_agreement(attack, a1, weights, tolerances)
-    rel_a2 = best_agreement(a2, synthetic, weights, tolerances) - best_agreement(a2, a1, weights, tolerances)
+    rel_att = scores - _best_agreement(attack, a1, weights, tolerances)
+    rel_a2 = _best_agreement(a2, synthetic, weights, tolerances) - _best_agreement(a2, a1, weights, tolerances)
     columns += [(rel_att[:, t], rel_a2[:, t], np.inf) for t in range(len(tolerances))]
     masks, thresholds, names = [], [], []
     for k, (score, ref, most) in enumerate(columns):
-        for quantile in NEAR_QUANTILES:
+        for quantile in _NEAR_QUANTILES:
             names.append(f"{'absolute' if k < len(tolerances) else 'relative'}, tolerance "
                          f"{tolerances[k % len(tolerances)]:g}, {100 * quantile:g} %")  # fmt: skip
             q = float(np.quantile(ref, quantile))
@@ -267,10 +268,10 @@ def _scan_p_value(near: np.ndarray, member: np.ndarray, observed: float, *, seed
     """
     rng = np.random.default_rng(seed + 2)
     n_members = int(member.sum())
-    labels = np.zeros((PERMUTATIONS, member.size), dtype=bool)
-    for b in range(PERMUTATIONS):
+    labels = np.zeros((_PERMUTATIONS, member.size), dtype=bool)
+    for b in range(_PERMUTATIONS):
         labels[b, rng.choice(member.size, size=n_members, replace=False)] = True
     hits = near.astype(np.int32) @ labels.T.astype(np.int32)  # [tests, permutations]
     drawn = near.sum(axis=1)[:, None]
     null = np.where(hits > 0, stats.hypergeom.sf(hits - 1, member.size, n_members, drawn), 1.0).min(axis=0)
-    return float((1 + np.sum(null <= observed * (1 + 1e-9))) / (PERMUTATIONS + 1))
+    return float((1 + np.sum(null <= observed * (1 + 1e-9))) / (_PERMUTATIONS + 1))

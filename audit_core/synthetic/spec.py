@@ -7,7 +7,7 @@ linkability and attribute inference on the same tables.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import (
@@ -32,10 +32,31 @@ from audit_core.contract import (
     knob,
 )
 from audit_core.synthetic.choices import GENERATOR_INFO
-from audit_core.synthetic.density import BANDWIDTH_RULES
+from audit_core.synthetic.kde import BANDWIDTH_RULES
 from audit_core.synthetic.split import DEFAULT_FRACTIONS
 
-__all__ = ["COMPARE", "GENERATE", "TABULAR", "CompareSettings", "GenerateSettings", "TabularResult", "TabularSettings"]
+if TYPE_CHECKING:  # the computation is imported when a stage runs, not when the registry is built
+    import pandas as pd
+
+    from audit_core.common.decision import Decision
+    from audit_core.common.groups import GroupRisk
+    from audit_core.common.report import Report
+    from audit_core.common.tables import ColumnTypes
+    from audit_core.synthetic.comparison import GeneratorComparison
+    from audit_core.synthetic.disclosure.audit import DisclosureAudit
+    from audit_core.synthetic.disclosure.roles import DisclosureRoles
+    from audit_core.synthetic.result import SyntheticAudit
+
+__all__ = [
+    "COMPARE",
+    "GENERATE",
+    "TABULAR",
+    "CompareSettings",
+    "GenerateSettings",
+    "TabularResult",
+    "TabularSettings",
+    "group_risk",
+]
 
 
 def _columns(label: str, help: str, stage: str = "run") -> Any:
@@ -52,6 +73,8 @@ def _bandwidth(help: str) -> Any:
 
 @dataclass(frozen=True)
 class TabularSettings(Settings):
+    """The tabular audit's knobs: column types (setup), the re-score knobs, the disclosure attacks, the group column."""
+
     categorical: tuple[str, ...] = _columns("Categorical columns", "columns compared as equal / not equal", "setup")
     numeric: tuple[str, ...] = _columns("Numeric columns", "columns compared as |x - s| / range", "setup")
     ignore: tuple[str, ...] = _columns("Ignored columns", "columns left out of the distance", "setup")
@@ -82,11 +105,12 @@ class TabularSettings(Settings):
     @staticmethod
     def default_roles(columns: list[str]) -> dict[str, tuple[str, ...]]:
         """The disclosure attacker's roles when none are given: ``known``, ``link_a``, ``link_b``, ``secrets``."""
-        from audit_core.synthetic.disclosure import default_roles
+        from audit_core.synthetic.disclosure.roles import default_roles
 
         return {k: tuple(v) for k, v in default_roles(columns).to_json().items()}
 
     def validate(self) -> None:
+        """Every knob, then the one rule that ties two together: both linkability halves or neither."""
         super().validate()
         if (self.link_a is None) != (self.link_b is None) or (self.link_a is not None and not (self.link_a and self.link_b)):
             raise InputError("The linkability split has an empty side; give columns to both --link-a and --link-b.")
@@ -96,11 +120,12 @@ class TabularSettings(Settings):
 class TabularResult:
     """The membership audit and, when asked for, the disclosure audit of the same tables."""
 
-    audit: Any
-    disclosure: Any = None
-    groups: Any = None  # audit_core.common.groups.GroupRisk of the true-distribution attack
+    audit: SyntheticAudit
+    disclosure: DisclosureAudit | None = None
+    groups: GroupRisk | None = None  # risk by group of the true-distribution attack
 
     def to_json(self) -> dict[str, Any]:
+        """The membership audit's JSON, with ``disclosure`` and ``groups`` when they were computed."""
         summary = self.audit.to_json()
         if self.disclosure is not None:
             summary["disclosure"] = self.disclosure.to_json()
@@ -109,7 +134,7 @@ class TabularResult:
         return summary
 
 
-def group_risk(audit: Any, column: str | None):
+def group_risk(audit: SyntheticAudit, column: str | None) -> GroupRisk:
     """Risk by group of the audited records (true-distribution attack; ``column`` None: the largest spread)."""
     import numpy as np
     import pandas as pd
@@ -131,15 +156,15 @@ def group_risk(audit: Any, column: str | None):
 _ROLES = ("train", "holdout", "synthetic", "auxiliary")
 
 
-def _types(inputs: Inputs, s: TabularSettings):
+def _types(inputs: Inputs, s: TabularSettings) -> ColumnTypes:
     from audit_core.common.tables import infer_column_types
 
     return infer_column_types(inputs["train"], categorical=s.categorical, numeric=s.numeric, ignore=s.ignore)
 
 
-def _roles(columns: list[str], s: TabularSettings):
+def _roles(columns: list[str], s: TabularSettings) -> DisclosureRoles | None:
     """The attacker's roles from the settings (None: the defaults)."""
-    from audit_core.synthetic.disclosure import DisclosureRoles, default_roles
+    from audit_core.synthetic.disclosure.roles import DisclosureRoles, default_roles
 
     if all(getattr(s, n) is None for n in ("known", "link_a", "link_b", "secrets")):
         return None
@@ -158,13 +183,13 @@ def _check(inputs: Inputs, s: TabularSettings) -> None:
         raise InputError(f"--groups: '{s.groups}' is not a compared column of the training table; "
                          + columns_sentence(types.columns, s.groups))
     if s.disclosure:
-        from audit_core.synthetic.disclosure import check_roles, default_roles
+        from audit_core.synthetic.disclosure.roles import check_roles, default_roles
 
         columns = [c for c in inputs["train"].columns if c in types.columns]
         check_roles(_roles(columns, s) or default_roles(columns), columns)
 
 
-def _prepare(inputs: Inputs, s: TabularSettings, ctx: Context):
+def _prepare(inputs: Inputs, s: TabularSettings, ctx: Context) -> SyntheticAudit:
     """The membership audit (distances, copies, linkage, densities at the default bandwidth and prior)."""
     from audit_core.synthetic.audit import audit_synthetic
 
@@ -177,17 +202,17 @@ def _run(inputs: Inputs, s: TabularSettings, ctx: Context) -> TabularResult:
     audit = ctx.prepared
     disclosure = None
     if s.disclosure:
-        from audit_core.synthetic.disclosure import audit_disclosure
+        from audit_core.synthetic.disclosure.audit import DisclosureOptions, audit_disclosure
 
         columns = [c for c in inputs["train"].columns if c in audit.types.columns]
+        options = DisclosureOptions(n_attacks=s.n_attacks, link_k=s.link_k)
         disclosure = audit_disclosure(inputs["train"], inputs["holdout"], inputs["synthetic"], types=audit.types,
-                                      roles=_roles(columns, s), n_attacks=s.n_attacks, link_k=s.link_k, seed=ctx.seed,
-                                      progress=ctx.progress)  # fmt: skip
+                                      roles=_roles(columns, s), options=options, seed=ctx.seed, progress=ctx.progress)
     return TabularResult(audit, disclosure, group_risk(audit, s.groups))
 
 
 def _rescore(result: TabularResult, s: TabularSettings, ctx: Context) -> TabularResult:
-    from audit_core.synthetic.audit import rescore
+    from audit_core.synthetic.scoring import rescore
 
     audit = rescore(result.audit, bandwidth=s.bandwidth, bandwidth_scale=s.bandwidth_scale, prior=s.prior)
     return replace(result, audit=audit, groups=group_risk(audit, s.groups))
@@ -199,13 +224,13 @@ def _verdict(result: TabularResult) -> str:
     return verdict(result.audit, result.disclosure)
 
 
-def _decision(result: TabularResult):
+def _decision(result: TabularResult) -> Decision:
     from audit_core.synthetic.verdict import decision
 
     return decision(result.audit, result.disclosure)
 
 
-def _report(outcome: Outcome):
+def _report(outcome: Outcome[TabularSettings, TabularResult]) -> Report:
     from audit_core.common.report import describe_input
     from audit_core.synthetic.verdict import build_report, with_disclosure
 
@@ -219,16 +244,16 @@ def _report(outcome: Outcome):
     return report if result.disclosure is None else with_disclosure(report, result.audit, result.disclosure)
 
 
-def _records(outcome: Outcome):
-    from audit_core.synthetic.audit import RECORD_COLUMNS
-    from audit_core.synthetic.disclosure import add_to_records
+def _records(outcome: Outcome[TabularSettings, TabularResult]) -> pd.DataFrame:
+    from audit_core.synthetic.disclosure.audit import add_to_records
+    from audit_core.synthetic.result import RECORD_COLUMNS
 
     result = outcome.value
     records = result.audit.records[list(RECORD_COLUMNS)]
     return records if result.disclosure is None else add_to_records(records, result.disclosure)
 
 
-def _summary(outcome: Outcome) -> list[str]:
+def _summary(outcome: Outcome[TabularSettings, TabularResult]) -> list[str]:
     audit = outcome.value.audit
     true, real, copies = audit.attacks["true_distribution"], audit.attacks["realistic"], audit.copy_test
     return [
@@ -239,11 +264,11 @@ def _summary(outcome: Outcome) -> list[str]:
     ]
 
 
-def _notes(outcome: Outcome) -> list[str]:
+def _notes(outcome: Outcome[TabularSettings, TabularResult]) -> list[str]:
     return [f"warning: {w}" for w in outcome.value.audit.warnings]
 
 
-def _after(outcome: Outcome) -> list[str]:
+def _after(outcome: Outcome[TabularSettings, TabularResult]) -> list[str]:
     """Lines printed after the verdict: the disclosure attacks' readings."""
     if outcome.value.disclosure is None:
         return []
@@ -290,13 +315,15 @@ TABULAR = Audit(
 
 
 # ----------------------------------------------------------------------------- generator comparison
-DEFAULT_GENERATORS = ("bootstrap", "population", "gaussian_copula", "bayesian_network")
+_DEFAULT_GENERATORS = ("bootstrap", "population", "gaussian_copula", "bayesian_network")
 _FRACTION = Bound("a split fraction", 0.0, 0.95, integer=False)
 
 
 @dataclass(frozen=True)
 class CompareSettings(Settings):
-    generators: tuple[str, ...] = knob(DEFAULT_GENERATORS, "Generators", "comma-separated generator names",
+    """The comparison's knobs: generators and their settings, the rows and the split, the re-score knobs."""
+
+    generators: tuple[str, ...] = knob(_DEFAULT_GENERATORS, "Generators", "comma-separated generator names",
                                        choices=tuple(GENERATOR_INFO), min_items=1)  # fmt: skip
     params: tuple[str, ...] = knob((), "Generator settings", "generator.parameter=value pairs, e.g. ctgan.epochs=5 "
                                    "(the others keep their defaults)")  # fmt: skip
@@ -315,7 +342,13 @@ class CompareSettings(Settings):
                         stage="rescore")  # fmt: skip
 
     def validate(self) -> None:
+        """Every knob, then the rules tying them together: the split's shares add up to at most 1, and each
+        ``--params`` value by its generator's parameter spec."""
         super().validate()
+        total = self.train + self.holdout + self.auxiliary
+        if total > 1.0 + 1e-9:
+            raise InputError(f"The split fractions add up to {total:.2f}, more than 1; lower --train, --holdout or "
+                             "--auxiliary.")  # fmt: skip
         self.generator_params()  # each --params value checked by its generator before any file is read
 
     def generator_params(self) -> dict[str, dict[str, Any]]:
@@ -333,38 +366,37 @@ class CompareSettings(Settings):
         return out
 
 
-def _run_compare(inputs: Inputs, s: CompareSettings, ctx: Context):
+def _run_compare(inputs: Inputs, s: CompareSettings, ctx: Context) -> GeneratorComparison:
     """Fit and audit every generator on (a seeded subset of) the real table; fits are kept in ``ctx.cache``."""
     from audit_core.common.tables import infer_column_types
-    from audit_core.synthetic.comparison import compare_generators
+    from audit_core.synthetic.comparison import ComparisonPlan, compare_generators
 
     real, use = inputs["data"], int(s.use_rows)
     subset = real.sample(use, random_state=ctx.seed).reset_index(drop=True) if 0 < use < len(real) else real
-    return compare_generators(
-        subset, names=list(s.generators), params=s.generator_params(), types=infer_column_types(subset, ignore=s.ignore),
-        fractions={"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary}, rows=s.synthetic_rows or None,
-        seed=ctx.seed, progress=ctx.progress, cache=ctx.cache, per_generator_progress=ctx.progress_for,
-        client=ctx.client,
-    )  # fmt: skip
+    plan = ComparisonPlan(names=s.generators, params=s.generator_params(), rows=s.synthetic_rows or None,
+                          fractions={"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary})  # fmt: skip
+    return compare_generators(subset, plan, types=infer_column_types(subset, ignore=s.ignore), seed=ctx.seed,
+                              progress=ctx.progress, cache=ctx.cache, per_generator_progress=ctx.progress_for,
+                              client=ctx.client)  # fmt: skip
 
 
-def _rescore_compare(comparison, s: CompareSettings, ctx: Context):
+def _rescore_compare(comparison: GeneratorComparison, s: CompareSettings, ctx: Context) -> GeneratorComparison:
     from audit_core.synthetic.comparison import rescore_comparison
 
     return rescore_comparison(comparison, bandwidth=s.bandwidth, prior=s.prior)
 
 
-def _compare_report(outcome: Outcome):
+def _compare_report(outcome: Outcome[CompareSettings, GeneratorComparison]) -> Report:
     from audit_core.common.report import describe_input
     from audit_core.synthetic.verdict import build_comparison_report
 
     return build_comparison_report(outcome.value, inputs=[describe_input("real table", outcome.value.real)])
 
 
-def _compare_summary(outcome: Outcome) -> list[str]:
+def _compare_summary(outcome: Outcome[CompareSettings, GeneratorComparison]) -> list[str]:
     lines = []
     for run in outcome.value.runs:
-        if not run.ok:
+        if not run.ok or run.audit is None:
             lines.append(f"{run.name}: failed: {run.error}")
             continue
         true = run.audit.attacks["true_distribution"]
@@ -374,13 +406,13 @@ def _compare_summary(outcome: Outcome) -> list[str]:
     return lines
 
 
-def _compare_decision(comparison):
+def _compare_decision(comparison: GeneratorComparison) -> Decision:
     from audit_core.synthetic.verdict import comparison_decision
 
     return comparison_decision(comparison)
 
 
-def _compare_verdict(comparison) -> str:
+def _compare_verdict(comparison: GeneratorComparison) -> str:
     from audit_core.synthetic.verdict import comparison_verdict
 
     return comparison_verdict(comparison)
@@ -408,11 +440,10 @@ COMPARE = Audit(
 
 
 # ----------------------------------------------------------------------------- one generator (a tool)
-OUT_SUFFIXES = (".csv", ".parquet")
-
-
 @dataclass(frozen=True)
 class GenerateSettings(Settings):
+    """The ``generate`` tool's knobs: which generator, how many rows, column types, epochs."""
+
     generator: str = knob(REQUIRED, "Generator", "generator name, e.g. gaussian_copula, ctgan, bayesian_network",
                           choices=tuple(GENERATOR_INFO))  # fmt: skip
     rows: int = knob(REQUIRED, "Synthetic rows", bound=GENERATED_ROWS)
@@ -421,6 +452,7 @@ class GenerateSettings(Settings):
     epochs: int | None = knob(None, "Epochs", "training epochs (generators that have them)", bound=GENERATOR_EPOCHS)
 
     def validate(self) -> None:
+        """Every knob, then the rules tying the generator to the others (no ``population``, epochs where it has them)."""
         super().validate()
         if self.generator == "population":
             raise InputError(
@@ -431,9 +463,9 @@ class GenerateSettings(Settings):
             raise InputError(f"Generator '{self.generator}' has no epochs; leave out --epochs.")
 
 
-def _run_generate(inputs: Inputs, s: GenerateSettings, ctx: Context):
+def _run_generate(inputs: Inputs, s: GenerateSettings, ctx: Context) -> _Table:
     from audit_core.common.tables import infer_column_types
-    from audit_core.synthetic.generators import make_generator
+    from audit_core.synthetic.generators.registry import make_generator
 
     train = inputs["train"]
     types = infer_column_types(train, categorical=s.categorical, ignore=s.ignore)
@@ -452,7 +484,7 @@ class _Table:
         return {"rows": len(self.frame), "columns": list(map(str, self.frame.columns))}
 
 
-def _save_table(outcome: Outcome, path: str) -> str | bytes:
+def _save_table(outcome: Outcome[GenerateSettings, _Table], path: str) -> str | bytes:
     table = outcome.value.frame
     from audit_core.common.outputs import csv_text
 

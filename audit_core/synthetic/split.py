@@ -66,8 +66,8 @@ def split_real_table(
     fractions : mapping, optional
         Keys among ``train``, ``holdout``, ``auxiliary``, ``reserve`` (default
         :data:`DEFAULT_FRACTIONS`); missing keys count 0, except that when
-        ``reserve`` is missing it takes whatever the others leave. The sum must not
-        exceed 1. Generators are fitted on ``train``; the audit uses ``holdout`` as
+        ``reserve`` is missing it takes whatever the others leave; the sum is at most 1
+        (``CompareSettings.validate`` checks it). Generators are fitted on ``train``; the audit uses ``holdout`` as
         non-members and ``auxiliary`` as the attacker's population data; the
         ``population`` reference samples ``reserve``.
     seed : int
@@ -80,8 +80,7 @@ def split_real_table(
     Raises
     ------
     InputError
-        Unknown part names, negative fractions or a sum above 1, or a train /
-        holdout part with fewer than 20 rows.
+        An empty table, or a train / holdout part with fewer than 20 rows.
     """
     if not isinstance(df, pd.DataFrame) or len(df) == 0:
         raise InputError("The real table is empty; upload a table with rows.")
@@ -92,23 +91,17 @@ def split_real_table(
 
 
 def _split_fractions(fractions: Mapping[str, float] | None) -> dict[str, float]:
-    """The fraction of each part, checked; a missing part counts 0, a missing ``reserve`` takes what is left."""
+    """The fraction of each part: a missing part counts 0, a missing ``reserve`` takes what is left.
+
+    The comparison's knobs checked the fractions (each within its bound, the sum at most 1:
+    ``CompareSettings.validate``).
+    """
     given = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
-    unknown = sorted(set(given) - set(_SPLIT_PARTS))
-    if unknown:
-        raise InputError(f"Unknown split part(s) {', '.join(unknown)}; use {', '.join(_SPLIT_PARTS)}.")
     values = {k: float(given.get(k, 0.0)) for k in _SPLIT_PARTS[:3]}
     if "reserve" in given:
         values["reserve"] = float(given["reserve"])
     else:
         values["reserve"] = max(0.0, 1.0 - sum(values.values()))
-    if any(v < 0 or not math.isfinite(v) for v in values.values()):
-        raise InputError("Split fractions must be between 0 and 1.")
-    total = sum(values.values())
-    if total > 1.0 + 1e-9:
-        raise InputError(
-            f"The split fractions add up to {total:.2f}, more than 1; lower the train, holdout or auxiliary share."
-        )
     return values
 
 

@@ -25,15 +25,14 @@ import pandas as pd
 from audit_core.common.decision import LEVELS, Decision, Finding, attack_finding, decide
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
-from audit_core.synthetic.audit import SyntheticAudit, exposed_records
 from audit_core.synthetic.comparison import GeneratorComparison
-from audit_core.synthetic.disclosure import DISCLOSURE_RECORD_COLUMNS, DisclosureAudit
+from audit_core.synthetic.disclosure.audit import DISCLOSURE_RECORD_COLUMNS, DisclosureAudit
+from audit_core.synthetic.explanations import exposed_records
 from audit_core.synthetic.figures import (
     ATTACK_LABELS,
-    _label,
-    _status,
     comparison_roc_figure,
     comparison_table,
+    disclosure_label,
     distance_figure,
     overlaps_table,
     p_member_figure,
@@ -42,18 +41,15 @@ from audit_core.synthetic.figures import (
     risk_figure,
     roc_figure,
 )
+from audit_core.synthetic.result import SyntheticAudit
 
 __all__ = [
-    "DISCLOSURE_LIMITS",
-    "VERDICT_ATTACKS",
     "build_comparison_report",
     "build_report",
-    "checklist_table",
     "comparison_decision",
     "comparison_verdict",
     "decision",
     "risk_level",
-    "strongest_attack",
     "verdict",
     "with_disclosure",
 ]
@@ -67,10 +63,10 @@ def _pct(x: float) -> str:
 
 
 #: Attacks whose TPR at 1 % FPR feeds the verdict (every scored attack the page shows).
-VERDICT_ATTACKS = ("true_distribution", "realistic", "domias")
+_VERDICT_ATTACKS = ("true_distribution", "realistic", "domias")
 
 #: What to do about each kind of finding, in words a steward can act on.
-NEXT_STEPS = {
+_NEXT_STEPS = {
     "copies": "Remove the copied rows before release (the exposed-records table and the --records file name them), "
     "then regenerate with stronger privacy settings (fewer epochs, differential privacy, or a generator that does "
     "not memorise).",
@@ -87,10 +83,10 @@ NEXT_STEPS = {
 
 
 def _verdict_attacks(audit: SyntheticAudit) -> list[str]:
-    return [k for k in VERDICT_ATTACKS if k in audit.attacks]
+    return [k for k in _VERDICT_ATTACKS if k in audit.attacks]
 
 
-def strongest_attack(audit: SyntheticAudit) -> str:
+def _strongest_attack(audit: SyntheticAudit) -> str:
     """The attack with the highest lower confidence bound of its TPR at 1 % FPR (ties: the higher TPR)."""
     return max(
         _verdict_attacks(audit),
@@ -107,19 +103,19 @@ def _copy_findings(audit: SyntheticAudit) -> list[Finding]:
     """Verbatim real records: training copies beyond chance, rare training copies, real non-training records."""
     out: list[Finding] = []
     test, v = audit.copy_test, audit.verbatim
-    if test is not None and test.excess:
+    if test.excess:
         out.append(Finding("high", f"{test.train_copies:,} of the {test.n_train:,} training rows appear verbatim in the "
                            f"synthetic table, against {test.holdout_copies:,} of the {test.n_holdout:,} holdout rows: more "
                            f"copies than chance explains (one-sided Fisher exact test, {_p(test.p_value)}); each copied row "
-                           "discloses a training record outright.", NEXT_STEPS["copies"]))  # fmt: skip
-    elif v is not None and v.rare_train_copied:
+                           "discloses a training record outright.", _NEXT_STEPS["copies"]))  # fmt: skip
+    elif v.rare_train_copied:
         many = v.train_copied > 1
         out.append(Finding("elevated", f"{v.train_copied:,} training record{'s are' if many else ' is'} copied verbatim "
                            f"into the synthetic table, {v.rare_train_copied:,} of them with values that no holdout or "
                            "auxiliary record shares: a copy of a real person's record publishes it, whatever the membership "
                            "tests say (the generator memorised it, or the population happens to hold an identical "
-                           "record).", NEXT_STEPS["copies"]))  # fmt: skip
-    if v is not None and v.real_not_train:
+                           "record).", _NEXT_STEPS["copies"]))  # fmt: skip
+    if v.real_not_train:
         share = f"{100 * v.real_share:.1f} %"
         where = (f"{v.real_not_train:,} synthetic rows ({share}) equal real holdout or auxiliary records that are not "
                  "training rows")  # fmt: skip
@@ -127,10 +123,10 @@ def _copy_findings(audit: SyntheticAudit) -> list[Finding]:
                    if v.natural_matches else "")  # fmt: skip
         if v.not_synthetic:
             out.append(Finding("high", f"{where}: this is not synthetic data, it contains real records{natural}.",
-                               NEXT_STEPS["real"]))  # fmt: skip
+                               _NEXT_STEPS["real"]))  # fmt: skip
         elif v.beyond_natural:
             out.append(Finding("elevated", f"{where}: the table contains real records (the generator saw them, or the "
-                               f"population has duplicates){natural}.", NEXT_STEPS["real"]))  # fmt: skip
+                               f"population has duplicates){natural}.", _NEXT_STEPS["real"]))  # fmt: skip
         else:
             out.append(Finding("low", f"{where}, no more often than two real records of this population coincide "
                                f"({100 * v.natural_rate:.1f} % of the training rows equal a holdout or auxiliary record): "
@@ -142,43 +138,43 @@ def _near_findings(audit: SyntheticAudit) -> list[Finding]:
     """Near-copies: within the auxiliary data's 1 % distance, and the record-linkage scan beyond it."""
     out: list[Finding] = []
     near, link = audit.near_copies, audit.linkage
-    if near is not None and near.excess:
+    if near.excess:
         out.append(Finding("high", f"{near.train_copies:,} of the {near.n_train:,} audited training records have a synthetic "
                            f"record within Gower distance {near.tolerance:.2g} (near-copies), against {near.holdout_copies:,} "
                            f"of the {near.n_holdout:,} holdout records (one-sided Fisher exact test, {_p(near.p_value)}): a "
-                           "near-copy discloses a training record with one value changed.", NEXT_STEPS["near"]))  # fmt: skip
-    if link is not None and link.excess:
+                           "near-copy discloses a training record with one value changed.", _NEXT_STEPS["near"]))  # fmt: skip
+    if link.excess:
         k = link.best
         out.append(Finding("high" if link.strong else "elevated",
                            f"{link.members_near[k]:,} of the {link.n_members:,} audited training records agree with a "
                            f"synthetic record on nearly every column (record linkage, {link.tests[k]}), against "
                            f"{link.non_members_near[k]:,} of the {link.n_non_members:,} holdout records ({_p(link.p_value)} "
-                           "over the scan): near-copies with a few values changed.", NEXT_STEPS["near"]))  # fmt: skip
+                           "over the scan): near-copies with a few values changed.", _NEXT_STEPS["near"]))  # fmt: skip
     return out
 
 
 def _attack_findings(audit: SyntheticAudit) -> list[Finding]:
     """Every attack's TPR at 1 % FPR (the strongest quoted) and AUC, by the shared rule (common.decision)."""
-    name = strongest_attack(audit)
+    name = _strongest_attack(audit)
     aucs = {ATTACK_LABELS[k]: audit.attacks[k].auc for k in _verdict_attacks(audit)}
     aucs |= {f"Method 1 ({t.rule})": (1 + t.metrics.tpr - t.metrics.fpr) / 2
              for t in (audit.distance_threshold, audit.distance_threshold_realistic)}  # fmt: skip
     top = max(aucs, key=lambda k: aucs[k])
     strongest = attack_finding(f"the strongest attack ({ATTACK_LABELS[name]})", audit.attacks[name].tpr_at_fpr[_LOW_FPR],
-                               step=NEXT_STEPS["attack"], members="training records")  # fmt: skip
+                               step=_NEXT_STEPS["attack"], members="training records")  # fmt: skip
     out = [strongest]
     if strongest.level == "low" and audit.attacks[name].tpr_at_fpr[_LOW_FPR].supported and aucs[top] > 0.6:
         out.append(Finding("elevated", f"Some membership signal: {top} reaches AUC {aucs[top]:.3f} (above 0.6).",
-                           NEXT_STEPS["attack"]))  # fmt: skip
+                           _NEXT_STEPS["attack"]))  # fmt: skip
     return out
 
 
 def _disclosure_findings(disclosure: DisclosureAudit | None) -> list[Finding]:
     if disclosure is None:
         return []
-    hits = [(key, r) for key, r in disclosure.results() if _status(r) == "disclosed"]
-    return [Finding("high", f"{_label(key)}: risk {r.risk:.3f} (95 % interval {r.ci_low:.3f} to {r.ci_high:.3f}) above zero: "
-                    f"{r.reading}", NEXT_STEPS["disclosure"]) for key, r in hits]  # fmt: skip
+    hits = [(key, r) for key, r in disclosure.results() if r.status == "disclosed"]
+    return [Finding("high", f"{disclosure_label(key)}: risk {r.risk:.3f} (95 % interval {r.ci_low:.3f} to "
+                    f"{r.ci_high:.3f}) above zero: {r.reading}", _NEXT_STEPS["disclosure"]) for key, r in hits]  # fmt: skip
 
 
 def decision(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -> Decision:
@@ -194,7 +190,7 @@ def decision(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -
     - **low** otherwise: no measurable risk at this sample size (evidence, not proof).
     """
     findings = [*_copy_findings(audit), *_near_findings(audit), *_attack_findings(audit), *_disclosure_findings(disclosure)]
-    if not audit.attacks[strongest_attack(audit)].tpr_at_fpr[_LOW_FPR].supported:
+    if not audit.attacks[_strongest_attack(audit)].tpr_at_fpr[_LOW_FPR].supported:
         return decide(findings, low=f"the sample is too small to conclude ({audit.n_non_members:,} non-members; a TPR at "
                       "1 % FPR needs 1,000): no copies of real records or near-copies were found, but absence of "
                       "evidence here is not evidence of safety.")  # fmt: skip
@@ -223,7 +219,7 @@ def verdict(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) ->
     return " ".join(parts)
 
 
-LIMITS = [
+_LIMITS = [
     "The true-distribution attack fits its densities on the real membership labels (cross-fitted): it is an upper "
     "bound on what an attacker can do with distances alone, not a realistic attacker.",
     "Only the distance to the nearest synthetic record is used; attacks that model the full joint distribution "
@@ -285,12 +281,12 @@ def build_report(
         figures=figures,
         tables=tables,
         verdict=verdict(audit),
-        limits=[*LIMITS, *audit.warnings],
+        limits=[*_LIMITS, *audit.warnings],
         seed=int(audit.settings["seed"]),
     )
 
 
-COMPARISON_LIMITS = [
+_COMPARISON_LIMITS = [
     "Each generator is fitted once with one seed; AUC and TPR move between seeds, more so for the GANs.",
     "The true-distribution attack is an upper bound (it knows the labels of the attack set, cross-fitted).",
     "TPR at 0.1 % FPR needs at least 10,000 non-members to be measured; below that it is marked unsupported.",
@@ -302,36 +298,37 @@ COMPARISON_LIMITS = [
 ]
 
 
-def _beats_chance(run: Any) -> bool:
+def _beats_chance(audit: SyntheticAudit) -> bool:
     """Some attack on this generator's table is above chance: the lower end of a TPR interval at 1 % FPR above 1 %."""
-    return any(run.audit.attacks[k].tpr_at_fpr[_LOW_FPR].ci_low > float(_LOW_FPR) for k in _verdict_attacks(run.audit))
+    return any(audit.attacks[k].tpr_at_fpr[_LOW_FPR].ci_low > float(_LOW_FPR) for k in _verdict_attacks(audit))
 
 
 def comparison_decision(comparison: GeneratorComparison) -> Decision:
     """The worst generator's release decision (the two references are yardsticks, not candidates)."""
     findings = []
-    for run in comparison.runs:
-        if run.ok and run.name not in {"bootstrap", "population"}:
-            d = decision(run.audit)
+    for run, audit in comparison.completed():
+        if run.name not in {"bootstrap", "population"}:
+            d = decision(audit)
             findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
     return decide(findings, low="no generator's table shows copies, near-copies or an attack beyond chance.")
 
 
 def comparison_verdict(comparison: GeneratorComparison) -> str:
     """One paragraph: which generators leak, read against the two references; no ranking where nothing beats chance."""
-    ok = [r for r in comparison.runs if r.ok]
+    ok = comparison.completed()
     failed = [r for r in comparison.runs if not r.ok]
     if not ok:
         return "No generator completed; see each row's error."
     parts = []
-    real = [r for r in ok if r.name not in {"bootstrap", "population"}]
+    real = [(r, a) for r, a in ok if r.name not in {"bootstrap", "population"}]
     if real:
-        aucs = {r.label: r.audit.attacks["true_distribution"].auc for r in real}
-        leaky = [r for r in real if _beats_chance(r) or decision(r.audit).level != "low"]
+        aucs = {r.label: a.attacks["true_distribution"].auc for r, a in real}
+        leaky = [(r, a) for r, a in real if _beats_chance(a) or decision(a).level != "low"]
         if leaky:
-            worst = max(leaky, key=lambda r: (LEVELS.index(decision(r.audit).level), aucs[r.label]))
-            parts.append(f"{worst.label} leaks most ({decision(worst.audit).headline})")
-            safe = [r.label for r in real if r not in leaky]
+            worst, worst_audit = max(leaky, key=lambda ra: (LEVELS.index(decision(ra[1]).level), aucs[ra[0].label]))
+            parts.append(f"{worst.label} leaks most ({decision(worst_audit).headline})")
+            leaky_names = {r.name for r, _ in leaky}
+            safe = [r.label for r, _ in real if r.name not in leaky_names]
             if safe:
                 parts[-1] += f"; no attack beats chance on {', '.join(safe)}."
             else:
@@ -347,9 +344,9 @@ def comparison_verdict(comparison: GeneratorComparison) -> str:
         "population": "The chance reference (unseen real rows)",
         "bootstrap": "The leaky reference (resampled training rows)",
     }
-    for r in ok:
+    for r, a in ok:
         if r.name in words:
-            parts.append(f"{words[r.name]} scores AUC {r.audit.attacks['true_distribution'].auc:.3f}.")
+            parts.append(f"{words[r.name]} scores AUC {a.attacks['true_distribution'].auc:.3f}.")
     if failed:
         parts.append("Failed: " + ", ".join(r.label for r in failed) + ".")
     return " ".join(parts)
@@ -392,7 +389,7 @@ def build_comparison_report(
         figures=figures,
         tables=[("Generators side by side", comparison_table(comparison))],
         verdict=comparison_verdict(comparison),
-        limits=list(COMPARISON_LIMITS),
+        limits=list(_COMPARISON_LIMITS),
         seed=int(comparison.seed),
     )
 
@@ -400,7 +397,7 @@ def build_comparison_report(
 _SEVERITY = {"disclosed": 2, "no evidence": 1, "not measurable": 0}
 
 
-DISCLOSURE_LIMITS = [
+_DISCLOSURE_LIMITS = [
     "Singling out, linkability and inference follow Giomi et al. (PoPETs 2023): each attack is run on the training "
     "records and on the holdout (control); the risk is the excess success on the training records, "
     "(rate_train - rate_control) / (1 - rate_control), with a 95 % MOVER-R interval from the two Wilson intervals.",
@@ -411,11 +408,11 @@ DISCLOSURE_LIMITS = [
 ]
 
 
-def _membership_row(audit: Any) -> dict[str, Any] | None:
+def _membership_row(audit: SyntheticAudit | None) -> dict[str, Any] | None:
     """Membership in the checklist's form, from the strongest attack at 1 % FPR."""
     if audit is None:
         return None
-    name = strongest_attack(audit)
+    name = _strongest_attack(audit)
     point = audit.attacks[name].tpr_at_fpr[_LOW_FPR]
     f = min(float(point.achieved_fpr), 0.999)
     excess = lambda t: (float(t) - f) / (1 - f)  # noqa: E731
@@ -432,7 +429,7 @@ def _membership_row(audit: Any) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def checklist_table(disclosure: DisclosureAudit, audit: Any = None) -> pd.DataFrame:
+def _checklist_table(disclosure: DisclosureAudit, audit: SyntheticAudit | None = None) -> pd.DataFrame:
     """The release checklist: membership (when ``audit`` is given), singling out, linkability, inference.
 
     Columns ``check``, ``risk``, ``95 % interval``, ``baseline`` (the random guesser's
@@ -443,8 +440,8 @@ def checklist_table(disclosure: DisclosureAudit, audit: Any = None) -> pd.DataFr
     if member is not None:
         rows.append(member)
     for key, r in disclosure.results():
-        rows.append({"check": _label(key), "risk": r.risk, "ci_low": r.ci_low, "ci_high": r.ci_high,
-                     "baseline": r.baseline_rate, "status": _status(r), "reading": r.reading})  # fmt: skip
+        rows.append({"check": disclosure_label(key), "risk": r.risk, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                     "baseline": r.baseline_rate, "status": r.status, "reading": r.reading})  # fmt: skip
     frame = pd.DataFrame(rows)
     frame["95 % interval"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(frame["ci_low"], frame["ci_high"], strict=True)]
     frame["risk"] = frame["risk"].round(3)
@@ -454,13 +451,13 @@ def checklist_table(disclosure: DisclosureAudit, audit: Any = None) -> pd.DataFr
     )
 
 
-def with_disclosure(report: Report, audit: Any, disclosure: DisclosureAudit) -> Report:
+def with_disclosure(report: Report, audit: SyntheticAudit, disclosure: DisclosureAudit) -> Report:
     """The membership report with the release checklist on top, the disclosure figure, metrics and limits.
 
     Tables with ``source`` and ``row`` columns (the most exposed records) gain which
     disclosure attacks succeeded on each record (:data:`DISCLOSURE_RECORD_COLUMNS`).
     """
-    checklist = checklist_table(disclosure, audit)
+    checklist = _checklist_table(disclosure, audit)
     extra = disclosure.records.rename(columns={c: f"disclosure_{c}" for c in DISCLOSURE_RECORD_COLUMNS})
     tables = []
     for caption, table in report.tables:
@@ -477,5 +474,5 @@ def with_disclosure(report: Report, audit: Any, disclosure: DisclosureAudit) -> 
         tables=tables,
         metrics={**report.metrics, "disclosure": disclosure.to_json()},
         settings=settings,
-        limits=[*report.limits, *DISCLOSURE_LIMITS],
+        limits=[*report.limits, *_DISCLOSURE_LIMITS],
     )

@@ -21,7 +21,7 @@ def _disclosure_button(at: AppTest):
 
 def test_roles_run_once_and_rerun_only_when_changed(monkeypatch) -> None:
     audits = spy(monkeypatch, "audit_core.synthetic.audit", "audit_synthetic")
-    attacks = spy(monkeypatch, "audit_core.synthetic.disclosure", "audit_disclosure")
+    attacks = spy(monkeypatch, "audit_core.synthetic.disclosure.audit", "audit_disclosure")
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.session_state[state.Synthetic.SOURCE] = LEAKY
     at.run()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from audit_core.synthetic.generators import TabularGenerator
+from audit_core.synthetic.generators.base import TabularGenerator
 from tests.conftest import spy
 from ui import state
 

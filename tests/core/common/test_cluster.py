@@ -23,9 +23,10 @@ from audit_core.common.tables import ColumnTypes
 from audit_core.lira.design import prepare_design
 from audit_core.lira.keep_matrix import balanced_keep_matrix
 from audit_core.lira.training import TrainOptions, train_batched, train_models
-from audit_core.synthetic import distance as gower
-from audit_core.synthetic.comparison import compare_generators
+from audit_core.synthetic.comparison import ComparisonPlan, compare_generators
+from audit_core.synthetic.distance import nearest_gower
 from audit_core.synthetic.distributed_distance import encode_parquet, nearest_gower_on, nearest_gower_parquet
+from audit_core.synthetic.encoding import MISSING_CODE, encode_for_gower
 
 SAMPLE = Path(__file__).resolve().parents[3] / "sample_data" / "adult" / "train.csv"
 TYPES = ColumnTypes(numeric=("age", "hours", "gain"), categorical=("work", "edu", "sex"))
@@ -69,7 +70,7 @@ def client():
 @pytest.fixture(scope="module")
 def tables():
     real, syn = _mixed(1000, 0), _mixed(1200, 1)
-    enc = gower.encode_for_gower([real], types=TYPES)
+    enc = encode_for_gower([real], types=TYPES)
     return real, syn, enc, enc.transform(real), enc.transform(syn)
 
 
@@ -87,9 +88,9 @@ def test_default_is_in_process_and_settings_are_checked(monkeypatch):
 
 def test_distributed_nearest_neighbours_are_the_engines(client, tables):
     _, _, _, q, r = tables
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     assert np.isnan(r.numeric).any()  # both kinds of reference rows: with and without a missing value
-    assert (r.codes == gower.MISSING_CODE).any()
+    assert (r.codes == MISSING_CODE).any()
     nn = nearest_gower_on(q, r, client=client)
     np.testing.assert_array_equal(nn.index, ref.index)
     np.testing.assert_array_equal(nn.distance, ref.distance)
@@ -112,7 +113,7 @@ def test_parquet_datasets_encode_and_search_like_the_whole_tables(client, tables
     np.testing.assert_array_equal(fitted.ranges, enc.ranges)
     nn = nearest_gower_parquet(client, str(tmp_path / "real"), str(tmp_path / "syn" / "*.parquet"),
                                real=[str(tmp_path / "real")], types=TYPES)  # fmt: skip
-    ref = gower.nearest_gower(enc.transform(real), enc.transform(syn))
+    ref = nearest_gower(enc.transform(real), enc.transform(syn))
     np.testing.assert_array_equal(nn.index, ref.index)
     np.testing.assert_allclose(nn.distance, ref.distance, rtol=0, atol=1e-7)
 
@@ -130,15 +131,15 @@ def test_synthetic_audit_on_the_cluster_is_the_same_audit(client):
 
 def test_generators_run_as_tasks_with_the_single_process_results(client):
     adult = pd.read_csv(SAMPLE).sample(600, random_state=5).reset_index(drop=True)
-    kwargs = {"names": ["bootstrap", "ctgan"], "params": {"ctgan": {"batch_size": 15}}, "seed": 2, "rows": 200}
+    plan = ComparisonPlan(("bootstrap", "ctgan"), params={"ctgan": {"batch_size": 15}}, rows=200)
     seen: dict[str, list[str]] = {}
-    here = compare_generators(adult, **kwargs)
+    here = compare_generators(adult, plan, seed=2)
     cache: dict = {}
 
     def own(name):
         return lambda fraction, message: seen.setdefault(name, []).append(message)
 
-    there = compare_generators(adult, client=client, cache=cache, per_generator_progress=own, **kwargs)
+    there = compare_generators(adult, plan, seed=2, client=client, cache=cache, per_generator_progress=own)
     assert "batch size" in there["ctgan"].error  # the failure stays in its own row
     assert there["ctgan"].error == here["ctgan"].error
     timing = ["fit_s"]  # wall time
@@ -166,7 +167,7 @@ def test_shadow_model_batches_are_the_rows_of_the_full_run(client):
 
 def test_a_worker_killed_mid_audit_is_survived(client, tables):
     _, _, _, q, r = tables
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     victim = sorted(client.run(os.getpid).values())[0]  # a worker process's pid
     killed = []
 
@@ -262,7 +263,7 @@ def test_back_to_back_searches_with_equal_blocks_keep_their_inputs(client, table
     """Blocks are scattered under fresh keys: a block equal to one of the previous call's, whose futures are being
     released, must not take this call's input with it ("lost dependencies"; seen once in 15 tries before the fix)."""
     _, _, _, q, r = tables
-    ref = gower.nearest_gower(q, r)
+    ref = nearest_gower(q, r)
     for _ in range(10):
         assert np.array_equal(nearest_gower_on(q, r, client=client).index, ref.index)
         cut = nearest_gower_on(q, r, client=client, query_block=700, reference_block=800)

@@ -13,16 +13,14 @@ from scipy import stats
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.tables import infer_column_types
-from audit_core.synthetic import distance as gower
-from audit_core.synthetic.disclosure import (
-    DisclosureRoles,
-    add_to_records,
-    audit_disclosure,
-    default_roles,
-    knn_gower,
-    risk_interval,
-    wilson_interval,
-)
+from audit_core.contract import Inputs, run
+from audit_core.registry import REGISTRY
+from audit_core.synthetic.disclosure.audit import DisclosureOptions, add_to_records, audit_disclosure
+from audit_core.synthetic.disclosure.intervals import risk_interval, wilson_interval
+from audit_core.synthetic.disclosure.neighbours import knn_gower
+from audit_core.synthetic.disclosure.roles import DisclosureRoles, check_roles, default_roles
+from audit_core.synthetic.distance import pairwise_gower
+from audit_core.synthetic.encoding import encode_for_gower
 
 ROOT = Path(__file__).resolve().parents[3]
 ADULT = ROOT / "sample_data" / "adult"
@@ -80,9 +78,9 @@ def test_knn_matches_brute_force() -> None:
     rng = np.random.default_rng(2)
     real = pd.DataFrame({"x": rng.integers(0, 5, 80).astype(float), "c": rng.choice(list("abc"), 80)})
     syn = pd.DataFrame({"x": rng.integers(0, 5, 150).astype(float), "c": rng.choice(list("abc"), 150)})
-    enc = gower.encode_for_gower([real], types=infer_column_types(real, categorical=["c"]))
+    enc = encode_for_gower([real], types=infer_column_types(real, categorical=["c"]))
     q, r = enc.transform(real), enc.transform(syn)
-    d = gower.pairwise_gower(q, r)
+    d = pairwise_gower(q, r)
     for k in (1, 3, 7):
         got = knn_gower(q, r, k)
         want = np.argsort(d, axis=1, kind="stable")[:, :k]  # ties to the lower row
@@ -93,7 +91,7 @@ def test_knn_matches_brute_force() -> None:
 def test_bootstrap_of_training_discloses(adult) -> None:
     train, control, _ = adult
     boot = train.sample(len(train), replace=True, random_state=3).reset_index(drop=True)
-    res = audit_disclosure(train, control, boot, n_attacks=500, seed=1)
+    res = audit_disclosure(train, control, boot, options=DisclosureOptions(n_attacks=500), seed=1)
     assert res.singling_out.ci_low > 0.3, res.singling_out
     assert res.singling_out.beats_baseline
     inf = res.inference["income_per_year"]
@@ -113,7 +111,7 @@ def test_independent_sample_gives_no_risk() -> None:
     for seed in range(4):
         idx = np.random.default_rng(100 + seed).permutation(len(full))
         train, control, independent = (full.iloc[idx[k * N : (k + 1) * N]].reset_index(drop=True) for k in range(3))
-        res = audit_disclosure(train, control, independent, n_attacks=300, seed=seed)
+        res = audit_disclosure(train, control, independent, options=DisclosureOptions(n_attacks=300), seed=seed)
         misses += [key for key, r in res.results() if not _contains_zero(r)]
     assert len(misses) <= 3, misses  # P(>= 4 misses of 16 at 5 %) < 1 %
 
@@ -128,7 +126,8 @@ def test_secret_that_is_a_function_of_known_columns_is_not_leakage(adult) -> Non
     train, control = add(train), add(control)
     boot = train.sample(len(train), replace=True, random_state=4).reset_index(drop=True)
     roles = DisclosureRoles(known=("education", "sex"), link_a=(), link_b=(), secrets=("education_sex",))
-    r = audit_disclosure(train, control, boot, roles=roles, n_attacks=500, seed=2).inference["education_sex"]
+    options = DisclosureOptions(n_attacks=500)
+    r = audit_disclosure(train, control, boot, roles=roles, options=options, seed=2).inference["education_sex"]
     assert r.control_rate > 0.97  # inferred from the population: strangers' secrets are read off as well
     assert r.attack_rate - r.control_rate < 0.02, r
     assert _contains_zero(r), r
@@ -136,8 +135,8 @@ def test_secret_that_is_a_function_of_known_columns_is_not_leakage(adult) -> Non
 
 def test_same_seed_same_numbers(adult) -> None:
     train, control, independent = adult
-    a = audit_disclosure(train, control, independent, n_attacks=200, seed=7).to_json()
-    b = audit_disclosure(train, control, independent, n_attacks=200, seed=7).to_json()
+    a = audit_disclosure(train, control, independent, options=DisclosureOptions(n_attacks=200), seed=7).to_json()
+    b = audit_disclosure(train, control, independent, options=DisclosureOptions(n_attacks=200), seed=7).to_json()
     assert a == b
 
 
@@ -151,7 +150,7 @@ def test_default_roles() -> None:
 
 def test_records_gain_columns_only(adult) -> None:
     train, control, independent = adult
-    res = audit_disclosure(train, control, independent, n_attacks=100, seed=0)
+    res = audit_disclosure(train, control, independent, options=DisclosureOptions(n_attacks=100), seed=0)
     base = pd.DataFrame({"source": ["train", "holdout", "train"], "row": [0, 1, 599], "score": [1.0, 2.0, 3.0]})
     out = add_to_records(base, res)
     pd.testing.assert_frame_equal(out[list(base.columns)], base)
@@ -171,15 +170,44 @@ def test_records_gain_columns_only(adult) -> None:
     ],
 )
 def test_bad_roles_one_sentence(adult, roles, message) -> None:
-    train, control, independent = adult
+    train, _, _ = adult
+    columns = [c for c in train.columns if c in infer_column_types(train).columns]
     with pytest.raises(InputError, match=message):
-        audit_disclosure(train, control, independent, roles=roles, n_attacks=50)
+        check_roles(roles, columns)
+
+
+def test_bad_roles_are_refused_before_any_audit_runs(adult, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tabular audit's check refuses the roles once, before the membership audit and the attacks."""
+    import audit_core.synthetic.audit as membership
+
+    train, control, independent = adult
+    monkeypatch.setattr(membership, "audit_synthetic", lambda *a, **k: pytest.fail("the audit ran"))
+    audit = REGISTRY["tabular"]
+    settings = audit.settings(disclosure=True, known=("age", "sex"), secrets=("age",))
+    inputs = Inputs({"train": train, "holdout": control, "synthetic": independent})
+    with pytest.raises(InputError, match="both secret and known"):
+        run(audit, inputs, settings, seed=0)
+
+
+def test_roles_naming_a_column_the_tables_do_not_compare_are_refused(adult) -> None:
+    train, control, independent = adult
+    empty = control.assign(race=np.nan)  # entirely missing in the holdout: the alignment drops it
+    for holdout, roles in ((control, DisclosureRoles(("nope",), (), (), ("sex",))),
+                           (empty, DisclosureRoles(("race",), (), (), ("sex",)))):  # fmt: skip
+        with pytest.raises(InputError, match="not compared columns"):
+            audit_disclosure(train, holdout, independent, roles=roles, options=DisclosureOptions(n_attacks=50))
+
+
+@pytest.mark.parametrize(("change", "match"), [({"n_cols": 0}, "1 to 10 columns"), ({"tolerance": 1.5}, "tolerance")])
+def test_bad_options_without_a_knob_are_refused_when_made(change, match) -> None:
+    with pytest.raises(InputError, match=match):
+        DisclosureOptions(**change)
 
 
 def test_too_few_control_records(adult) -> None:
     train, control, independent = adult
     with pytest.raises(InputError, match="20"):
-        audit_disclosure(train, control.head(19), independent, n_attacks=50)
+        audit_disclosure(train, control.head(19), independent, options=DisclosureOptions(n_attacks=50))
 
 
 def _cli(tmp_path: Path, *extra: str, holdout: Path | None = None) -> int:
@@ -248,7 +276,8 @@ def test_singling_out_interval_covers_zero_at_no_risk() -> None:
     for r in range(reps):
         idx = np.random.default_rng(2000 + r).permutation(len(full))
         train, control, synthetic = (full.iloc[idx[k * n : (k + 1) * n]].reset_index(drop=True) for k in range(3))
-        so = audit_disclosure(train, control, synthetic, types=types, n_attacks=600, seed=r).singling_out
+        options = DisclosureOptions(n_attacks=600)
+        so = audit_disclosure(train, control, synthetic, types=types, options=options, seed=r).singling_out
         _, lo, hi = risk_interval(so.n_success, so.n_attacks, so.control_success, so.n_control)
         covered += so.ci_low <= 0 <= so.ci_high
         covered_binomial += float(lo) <= 0 <= float(hi)

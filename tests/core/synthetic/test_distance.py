@@ -1,4 +1,4 @@
-"""Tests for audit_core.synthetic.distance against a direct, loop-by-loop reading of docs/methods.md §1 step 1."""
+"""Tests for audit_core.synthetic.encoding and .distance against a direct, loop-by-loop reading of docs/methods.md §1 step 1."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ import pytest
 from audit_core.common.errors import InputError
 from audit_core.common.tables import ColumnTypes
 from audit_core.synthetic.distance import (
-    EncodedTable,
     NearestNeighbours,
     column_contributions,
-    encode_for_gower,
     nearest_gower,
     pair_distances,
     pairwise_gower,
 )
+from audit_core.synthetic.encoding import EncodedTable, encode_for_gower
 
 BACKENDS = ["numba", "torch"]
 

@@ -11,14 +11,11 @@ import pytest
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.tables import infer_column_types
-from audit_core.synthetic.comparison import (
-    compare_generators,
-    fit_and_sample,
-    rescore_comparison,
-    utility_score,
-)
-from audit_core.synthetic.generators import GENERATORS, make_generator
+from audit_core.registry import REGISTRY
+from audit_core.synthetic.comparison import ComparisonPlan, compare_generators, fit_and_sample, rescore_comparison
+from audit_core.synthetic.generators.registry import GENERATORS, make_generator
 from audit_core.synthetic.split import split_real_table
+from audit_core.synthetic.utility import utility_score
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_data" / "adult.csv"
@@ -78,10 +75,8 @@ def test_sampling_is_seeded(small_split):
 
 
 def test_bootstrap_is_leaky_and_population_is_chance(adult):
-    comparison = compare_generators(
-        adult, names=["bootstrap", "population"], seed=0,
-        fractions={"train": 0.3, "holdout": 0.3, "auxiliary": 0.2, "reserve": 0.2},
-    )
+    plan = ComparisonPlan(("bootstrap", "population"), fractions={"train": 0.3, "holdout": 0.3, "auxiliary": 0.2, "reserve": 0.2})
+    comparison = compare_generators(adult, plan, seed=0)
     boot = comparison["bootstrap"].audit
     pop = comparison["population"].audit
     assert boot.attacks["true_distribution"].auc > 0.7
@@ -97,13 +92,12 @@ def test_bootstrap_is_leaky_and_population_is_chance(adult):
 
 def test_comparison_headless_with_a_failing_generator_and_cache(adult):
     cache: dict = {}
-    kwargs = {
-        "names": ["bootstrap", "bayesian_network", "ctgan"],
-        "params": {"ctgan": {"batch_size": 15}},  # not a multiple of 10: CTGAN refuses it
-        "seed": 2,
-        "rows": 500,
-    }
-    first = compare_generators(adult.iloc[:1500], cache=cache, **kwargs)
+    plan = ComparisonPlan(
+        ("bootstrap", "bayesian_network", "ctgan"),
+        params={"ctgan": {"batch_size": 15}},  # not a multiple of 10: CTGAN refuses it
+        rows=500,
+    )
+    first = compare_generators(adult.iloc[:1500], plan, cache=cache, seed=2)
     table = first.table()
     assert list(table["generator"]) == ["bootstrap", "bayesian_network", "ctgan"]
     assert "batch size" in first["ctgan"].error
@@ -116,7 +110,7 @@ def test_comparison_headless_with_a_failing_generator_and_cache(adult):
         assert table.loc[:1, col].notna().all()
     assert len(first["bayesian_network"].synthetic) == 500
     # a second call reuses the fitted generators and samples
-    second = compare_generators(adult.iloc[:1500], cache=cache, **kwargs)
+    second = compare_generators(adult.iloc[:1500], plan, cache=cache, seed=2)
     assert second["bayesian_network"].fit_seconds == 0.0
     pd.testing.assert_frame_equal(second["bayesian_network"].synthetic, first["bayesian_network"].synthetic)
     # re-scoring with another prior changes the scores, not the distances
@@ -158,8 +152,8 @@ def test_split_is_disjoint_seeded_and_checked(adult):
     pd.testing.assert_frame_equal(split.train, adult.iloc[split.rows["train"]].reset_index(drop=True))
     again = split_real_table(adult, seed=3)
     np.testing.assert_array_equal(again.rows["holdout"], split.rows["holdout"])
-    with pytest.raises(InputError, match="add up to"):
-        split_real_table(adult, fractions={"train": 0.8, "holdout": 0.5})
+    with pytest.raises(InputError, match=r"add up to 1\.50"):  # the knobs refuse it, before any file is read
+        REGISTRY["compare"].settings(train=0.8, holdout=0.5).validate()
     with pytest.raises(InputError, match="holdout part"):
         split_real_table(adult.iloc[:50], fractions={"train": 0.9, "holdout": 0.1})
 
@@ -172,11 +166,18 @@ def test_unsupported_columns_are_refused_by_name(adult):
     df = adult.iloc[:300].copy()
     df["comment"] = [f"free text note number {i}" for i in range(len(df))]
     with pytest.raises(InputError, match="'comment' has 300 distinct values"):
-        compare_generators(df, names=["bootstrap"])
+        compare_generators(df, ComparisonPlan(("bootstrap",)))
     # ignoring the column is the way out
     types = infer_column_types(df, ignore=["comment"])
     out = make_generator("bootstrap").fit(df, types=types).sample(10)
     assert "comment" not in out.columns
+
+
+def test_the_comparison_knob_refuses_no_generator_or_an_unknown_one():
+    """compare_generators trusts its names: the generators knob checks them once (at least one, each known)."""
+    for names, match in (((), "at least 1 value"), (("bootstrap", "gan9000"), "gan9000")):
+        with pytest.raises(InputError, match=match):
+            REGISTRY["compare"].settings(generators=names).validate()
 
 
 def test_bad_names_and_parameters_are_refused():
@@ -236,4 +237,4 @@ def test_a_comparison_where_every_generator_fails_is_a_refusal_naming_each_reaso
     from audit_core.common.errors import InputError
 
     with pytest.raises(InputError, match=r"^No generator completed \(.*batch size.*\); fix that and run the comparison again\.$"):
-        compare_generators(adult.iloc[:300], names=["ctgan"], params={"ctgan": {"batch_size": 15}}, seed=0, rows=100)
+        compare_generators(adult.iloc[:300], ComparisonPlan(("ctgan",), params={"ctgan": {"batch_size": 15}}, rows=100))

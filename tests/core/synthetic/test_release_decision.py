@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from audit_core.common.tables import infer_column_types
-from audit_core.synthetic import distance as gower
 from audit_core.synthetic.audit import audit_synthetic
+from audit_core.synthetic.encoding import encode_for_gower
 from audit_core.synthetic.linkage import LINKAGE_ALPHA, linkage_test
 from audit_core.synthetic.verdict import decision
 
@@ -172,7 +172,7 @@ def test_the_linkage_scan_holds_its_false_alarm_rate_when_nothing_is_copied() ->
     for rep in range(reps):
         tables = [_population(n, rng) for n in (150, 150, 200, 200)]
         types = infer_column_types(tables[0])
-        enc = gower.encode_for_gower(tables[:3], types=types)
+        enc = encode_for_gower(tables[:3], types=types)
         attack = enc.transform(pd.concat(tables[:2], ignore_index=True))
         member = np.r_[np.ones(150, dtype=bool), np.zeros(150, dtype=bool)]
         test = linkage_test(attack, member, enc.transform(tables[2]), enc.transform(tables[3]), seed=rep)
@@ -191,7 +191,7 @@ def test_the_linkage_scan_finds_planted_near_copies_in_the_same_simulation() -> 
         synthetic.iloc[:15] = copies.to_numpy()
         synthetic = synthetic.astype(train.dtypes.to_dict())
         types = infer_column_types(train)
-        enc = gower.encode_for_gower([train, holdout, aux], types=types)
+        enc = encode_for_gower([train, holdout, aux], types=types)
         attack = enc.transform(pd.concat([train, holdout], ignore_index=True))
         member = np.r_[np.ones(150, dtype=bool), np.zeros(150, dtype=bool)]
         found += linkage_test(attack, member, enc.transform(aux), enc.transform(synthetic), seed=rep).excess

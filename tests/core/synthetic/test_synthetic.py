@@ -1,4 +1,4 @@
-"""Tests for audit_core.synthetic.audit (docs/methods.md §1) on data with a known answer.
+"""Tests for the membership audit of a synthetic table (docs/methods.md §1) on data with a known answer.
 
 The population is a seeded mixed-type table with continuous columns, so natural
 duplicates are (almost) absent: a synthetic table that copies training rows must
@@ -14,13 +14,11 @@ import pytest
 
 from audit_core.common.errors import InputError
 from audit_core.common.tables import infer_column_types
-from audit_core.synthetic.audit import (
-    RECORD_COLUMNS,
-    audit_synthetic,
-    exposed_records,
-    record_comparison,
-    rescore,
-)
+from audit_core.registry import REGISTRY
+from audit_core.synthetic.audit import AuditOptions, audit_synthetic
+from audit_core.synthetic.explanations import exposed_records, record_comparison
+from audit_core.synthetic.result import RECORD_COLUMNS
+from audit_core.synthetic.scoring import rescore
 
 N = 1200  # per table: 1 % FPR is measurable (>= 1000 non-members)
 
@@ -137,8 +135,6 @@ def test_rescore_reuses_distances_and_moves_only_the_scores(leaky_audit) -> None
     wide = rescore(leaky_audit, bandwidth_scale=3.0)
     assert wide.posterior_true.members.bandwidth == pytest.approx(3 * leaky_audit.posterior_true.members.bandwidth)
     assert wide.settings["bandwidth_scale"] == 3.0
-    with pytest.raises(InputError, match="prior"):
-        rescore(leaky_audit, prior=0.0)
 
 
 def test_without_auxiliary_a_disjoint_part_of_holdout_is_used(tables) -> None:
@@ -175,18 +171,41 @@ def test_user_column_types_are_respected(tables) -> None:
     assert audit.to_json()["columns"]["ignored"] == ["hours"]
 
 
+@pytest.mark.parametrize("audit", ["tabular", "compare"])
 @pytest.mark.parametrize(
     ("change", "match"),
     [
         ({"prior": 1.5}, "prior"),
-        ({"n_folds": 1}, "folds"),
+        ({"prior": 0.0}, "prior"),
         ({"bandwidth": "wide"}, "bandwidth"),
-        ({"aux_quantile": 0.0}, "quantile"),
+        ({"bandwidth": -0.1}, "bandwidth"),
     ],
 )
-def test_bad_settings_are_refused(tables, change, match) -> None:
+def test_bad_rescore_settings_are_refused_by_their_knobs(audit, change, match) -> None:
+    """The prior and the bandwidth are checked once, by their knobs, before any audit code runs."""
     with pytest.raises(InputError, match=match):
-        audit_synthetic(tables["train"], tables["holdout"], tables["leaky"], **change)
+        REGISTRY[audit].settings(**change).validate()
+
+
+def test_bad_bandwidth_scale_is_refused_by_its_knob() -> None:
+    for scale in (0.0, -1.0, float("nan")):
+        with pytest.raises(InputError, match="bandwidth-scale"):
+            REGISTRY["tabular"].settings(bandwidth_scale=scale).validate()
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"n_folds": 1}, "folds"),
+        ({"n_folds": 2.5}, "folds"),
+        ({"aux_quantile": 0.0}, "quantile"),
+        ({"aux_share": 1.0}, "auxiliary data"),
+        ({"max_per_class": 5}, "max_per_class"),
+    ],
+)
+def test_bad_options_without_a_knob_are_refused_when_made(change, match) -> None:
+    with pytest.raises(InputError, match=match):
+        AuditOptions(**change)
 
 
 def test_bad_tables_are_refused(tables) -> None:
@@ -217,7 +236,7 @@ def test_stored_tables_hold_categories_and_explain_records_as_strings_do(tables)
     # "category"; explanations and disclosure attacks must be those of the string tables.
     from dataclasses import replace
 
-    from audit_core.synthetic.disclosure import audit_disclosure
+    from audit_core.synthetic.disclosure.audit import DisclosureOptions, audit_disclosure
 
     rng = np.random.default_rng(7)
     with_missing = {}
@@ -240,7 +259,8 @@ def test_stored_tables_hold_categories_and_explain_records_as_strings_do(tables)
     for i in range(0, len(audit.records), 400):
         pd.testing.assert_frame_equal(record_comparison(audit, i), record_comparison(as_strings, i))
     runs = [
-        audit_disclosure(a.frames["train"], a.frames["holdout"], a.frames["synthetic"], types=a.types, n_attacks=100, seed=3)
+        audit_disclosure(a.frames["train"], a.frames["holdout"], a.frames["synthetic"], types=a.types,
+                         options=DisclosureOptions(n_attacks=100), seed=3)
         for a in (audit, as_strings)
     ]
     assert runs[0].to_json() == runs[1].to_json()

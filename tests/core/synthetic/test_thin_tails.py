@@ -6,8 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.synthetic.audit import RECORD_COLUMNS, TOO_LITTLE_DATA, audit_synthetic, exposed_records, rescore
+from audit_core.synthetic.audit import audit_synthetic
 from audit_core.synthetic.density import fit_posterior
+from audit_core.synthetic.explanations import TOO_LITTLE_DATA, exposed_records
+from audit_core.synthetic.result import RECORD_COLUMNS
+from audit_core.synthetic.scoring import rescore
 
 
 def test_posterior_far_from_every_record_is_the_prior_and_unsupported():
