@@ -108,7 +108,8 @@ class Knob:
         """Raise :class:`InputError` naming the rule unless ``value`` (or each item of a list) obeys it."""
         values = value if isinstance(value, tuple | list) else (value,)
         if len(values) < self.min_items:
-            raise InputError(f"{name} needs at least {self.min_items} value{'s' if self.min_items > 1 else ''}; got none.")
+            got = f"{len(values)}" if values else "none"
+            raise InputError(f"{name} needs at least {self.min_items} value{'s' if self.min_items > 1 else ''}; got {got}.")
         choices = self.choices
         for v in values:
             if choices is not None and v in choices:
