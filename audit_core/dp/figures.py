@@ -64,8 +64,7 @@ def uploaded_epsilon_figure(result: UploadedDpResult) -> go.Figure:
 def _score_histogram(scores: np.ndarray, included: np.ndarray, *, label: str, x_title: str) -> go.Figure:
     """Included canaries as members, left-out ones as non-members: the dashboard's member colours."""
     return group_histogram({"members": scores[included], "non-members": scores[~included]},
-                           title=f"Canary scores, {label} (members: the canaries included in training)",
-                           x_title=x_title)  # fmt: skip
+                           title=f"Canary scores, {label} (members: trained on)", x_title=x_title)  # fmt: skip
 
 
 def score_figure(result: DpAuditResult, *, which: str = "dp") -> go.Figure:
@@ -96,12 +95,11 @@ def uploaded_guesses_table(result: UploadedDpResult) -> pd.DataFrame:
 
 
 def summary_table(result: DpAuditResult) -> pd.DataFrame:
-    """The headline numbers of both models."""
-    return pd.DataFrame([
-        {"model": "DP-SGD", "epsilon claimed": result.epsilon, "accountant epsilon": result.accountant_epsilon,
-         "epsilon >= (audited)": result.dp.bound.epsilon, "train accuracy": result.dp.train_accuracy,
-         "test accuracy": result.dp.test_accuracy},
-        {"model": "no DP", "epsilon claimed": None, "accountant epsilon": None,
-         "epsilon >= (audited)": result.non_dp.bound.epsilon, "train accuracy": result.non_dp.train_accuracy,
-         "test accuracy": result.non_dp.test_accuracy},
-    ])  # fmt: skip
+    """The headline numbers of both models, as text ("-" where a model has no such number: no claim without DP)."""
+    rows = []
+    for name, audit, claimed, accountant in (("DP-SGD", result.dp, f"{result.epsilon:g}", f"{result.accountant_epsilon:.2f}"),
+                                             ("no DP", result.non_dp, "-", "-")):  # fmt: skip
+        rows.append({"model": name, "epsilon claimed": claimed, "accountant epsilon": accountant,
+                     "epsilon >= (audited)": f"{audit.bound.epsilon:.2f}", "train accuracy": f"{audit.train_accuracy:.3f}",
+                     "test accuracy": f"{audit.test_accuracy:.3f}"})  # fmt: skip
+    return pd.DataFrame(rows)
