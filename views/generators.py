@@ -59,13 +59,16 @@ def _param_widgets(name: str) -> dict:
 
 
 def _progress_bars(names: list[str]):
-    """One progress bar per generator (epochs where the generator has them): the audit's ``progress_for``."""
-    st.caption("Progress per generator (epochs where the generator has them):")
-    bars = {name: st.empty() for name in names}
+    """One progress bar per generator (epochs where the generator has them): the audit's ``progress_for``.
+
+    Nothing shows unless a fit runs (a kept comparison is instant); the caller empties the slots after.
+    """
+    bars = {name: st.empty() for name in ["caption", *names]}
 
     def progress_for(name: str):
         if name not in bars:
             return None
+        bars["caption"].caption("Progress per generator (epochs where the generator has them):")
         bar = bars[name].progress(0.0, text=f"{GENERATOR_INFO[name].label}: waiting")
 
         def update(fraction: float, message: str) -> None:

@@ -20,7 +20,7 @@ from ui import state
 from ui.cards import HELP, metric_card
 from ui.decision import show_decision, threat_cards
 from ui.downloads import outcome_downloads
-from ui.run import Request, audit_outcome, load_input, show_input_error
+from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
@@ -77,14 +77,7 @@ if data is not None:
         request = Request(Inputs({"data": data}, {"data": path}), settings, int(seed))
 
 alpha = knob_input(st, LiraSettings, "fpr", options=ALPHAS, slider=True, key=state.Lira.FPR)
-_AUTO = "the column with the largest spread of risk"
-saved = st.session_state.get(state.Lira.RESULT) if request is None else request
-features = [] if saved is None else [c for c in saved.inputs["data"].columns if c != saved.settings.target]
-group_col = st.selectbox("Risk by group: group the records by", [_AUTO, *features], key=state.Lira.GROUPS,
-                         help="Uncommon records are hit hardest: each group gets the audited model's (model 0) TPR at "
-                         "1 % FPR, offline LiRA, threshold from the group's own non-members.")  # fmt: skip
-outcome = audit_outcome(LIRA, state.Lira.RESULT, request, label="Training the models as one batch", fpr=float(alpha),
-                        groups=None if group_col == _AUTO else group_col)  # fmt: skip
+outcome = audit_outcome(LIRA, state.Lira.RESULT, request, label="Training the models as one batch", fpr=float(alpha))
 if outcome is None:
     st.info("Pick a table and press **Train** (German Credit with 64 logistic models takes a few seconds; moving alpha "
             "re-evaluates the trained models, it never retrains them).")
@@ -167,8 +160,14 @@ with tab_rec:
     st.caption("Records with the highest TPR at their own alpha-threshold; separation = (mu_in - mu_out) / sd_out.")
 
 st.subheader("Risk by group")
-groups = result.groups
-st.caption(f"Grouped by **{groups.column}** (choose the column above), worst group first. ⚠: fewer than 1,000 "
+_AUTO = "the column with the largest spread of risk"
+features = [c for c in outcome.inputs["data"].columns if c != outcome.settings.target]
+group_col = st.selectbox("Group the records by", [_AUTO, *features], key=state.Lira.GROUPS,
+                         help="Uncommon records are hit hardest: each group gets the audited model's (model 0) TPR at "
+                         "1 % FPR, offline LiRA, threshold from the group's own non-members.")  # fmt: skip
+outcome = rescored(outcome, groups=None if group_col == _AUTO else group_col)  # instant: nothing is retrained
+groups = outcome.value.groups
+st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 "
            "non-members in the group, so its interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR "
            "at all.")  # fmt: skip
 st.dataframe(groups.table(), hide_index=True, width="stretch")
