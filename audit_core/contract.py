@@ -242,7 +242,7 @@ class Settings:
 class InputSpec:
     """One input an audit reads: its CLI flag (``--<name>``), what it is, whether it is needed, how it is read.
 
-    A table (the default) is read by :func:`audit_core.common.tables.read_table` (CSV or Parquet,
+    A table (the default) is read by :func:`audit_core.common.table_files.read_table` (CSV or Parquet,
     validated), named in messages by its file name, or by the input's own name where
     ``named_by_role`` (the synthetic audit's train, holdout, ...); any other input by ``load(source,
     file name)``, or handed over as the path or bytes when ``load`` is None (images, models read by the audit).
@@ -267,7 +267,7 @@ class InputSpec:
     def read(self, source: Any, filename: str) -> Any:
         """The input from a path (CLI) or an upload's bytes (page)."""
         if self.table:
-            from audit_core.common.tables import read_table
+            from audit_core.common.table_files import read_table
 
             return read_table(source, name=self.message_name(filename))
         return self.load(source, filename) if self.load else source

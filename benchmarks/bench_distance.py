@@ -39,7 +39,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit_core.common.tables import ColumnTypes  # noqa: E402
+from audit_core.common.column_types import ColumnTypes  # noqa: E402
 from audit_core.synthetic.distance import nearest_gower, pairwise_gower, warm_up  # noqa: E402
 from audit_core.synthetic.encoding import encode_for_gower  # noqa: E402
 

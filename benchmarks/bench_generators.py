@@ -21,8 +21,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from audit_core.common.column_types import infer_column_types
 from audit_core.common.runtime import pick_device
-from audit_core.common.tables import infer_column_types
 from audit_core.synthetic.generators.registry import GENERATORS, make_generator
 from audit_core.synthetic.split import split_real_table
 

@@ -27,7 +27,7 @@ def test_requirements_are_pinned_and_torch_is_the_cpu_friendly_pin():
 
 
 def test_streamlit_config_matches_upload_limit():
-    from audit_core.common.tables import MAX_UPLOAD_MB
+    from audit_core.common.table_files import MAX_UPLOAD_MB
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == MAX_UPLOAD_MB

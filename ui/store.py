@@ -23,7 +23,7 @@ import streamlit as st
 
 from audit_core.common.hashing import fingerprint
 from audit_core.common.runtime import ProgressFn
-from audit_core.common.tables import read_table
+from audit_core.common.table_files import read_table
 
 __all__ = [
     "SESSION_BOUND_BYTES",

@@ -30,10 +30,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from audit_core.common.errors import InputError
+from audit_core.common.alignment import align_tables
+from audit_core.common.column_types import infer_column_types
+from audit_core.common.errors import InputError, columns_sentence
 from audit_core.common.limits import CANARIES
 from audit_core.common.runtime import ProgressFn, as_progress
-from audit_core.common.tables import align_tables, columns_sentence, infer_column_types, yes_no_flags, yes_no_note
+from audit_core.common.yes_no import yes_no_flags, yes_no_note
 from audit_core.dp.choices import INCLUDED_COLUMN
 from audit_core.dp.onerun import CONFIDENCE, OneRunBound, ceiling, one_run_audit
 from audit_core.model.loading import TargetModel, label_text, load_model

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit_core.common.errors import InputError
-from audit_core.common.tables import columns_sentence
+from audit_core.common.errors import InputError, columns_sentence
 
 __all__ = ["Design", "prepare_design"]
 

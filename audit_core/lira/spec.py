@@ -49,7 +49,7 @@ class LiraSettings(Settings):
 def _check(inputs: Inputs, s: LiraSettings) -> None:
     """The group column exists, and alpha is measurable with this many records and models (the target column is
     checked where the table is encoded, audit_core.lira.design.prepare_design)."""
-    from audit_core.common.tables import columns_sentence
+    from audit_core.common.errors import columns_sentence
 
     data = inputs["data"]
     if s.groups is not None and (s.groups == s.target or s.groups not in data.columns):

@@ -5,7 +5,7 @@ population from the same distribution that was not used for training, as either 
 
 - a table model (ONNX or skops, :mod:`audit_core.model.loading`) with a training table and a
   population table: both are typed and validated as on the synthetic page
-  (:func:`audit_core.common.tables.align_tables`); the model gets the feature columns in table
+  (:func:`audit_core.common.alignment.align_tables`); the model gets the feature columns in table
   order; the reference models are of a scikit-learn family the steward picks;
 - an image model (safetensors weights of the fabrication architectures,
   :mod:`audit_core.model.images`) with members and population as ``.npz`` images: the
@@ -34,11 +34,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit_core.common.errors import InputError
+from audit_core.common.alignment import align_tables
+from audit_core.common.column_types import infer_column_types
+from audit_core.common.errors import InputError, columns_sentence
 from audit_core.common.privacy_bound import DEFAULT_DELTA, epsilon_lower_bound
 from audit_core.common.roc import DEFAULT_FPRS, _fpr_key, roc_curve, tpr_at_fpr
 from audit_core.common.runtime import ProgressFn, sub_progress
-from audit_core.common.tables import align_tables, columns_sentence, infer_column_types
 from audit_core.model.attacks import (
     DEFAULT_ATTACKS,
     OFFLINE_ATTACKS,

@@ -79,7 +79,7 @@ def read_records(source: Any, name: str) -> Any:
     """The members' or the population's records: an :class:`ImageSet` for ``.npz`` (or ``.npy``), else a table."""
     if Path(name).suffix.lower() in _IMAGE_SUFFIXES:
         return read_images(source, name)
-    from audit_core.common.tables import read_table
+    from audit_core.common.table_files import read_table
 
     return read_table(source, name=name)
 

@@ -55,7 +55,7 @@ import pandas as pd
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import MAX_MODEL_MB
-from audit_core.common.tables import shortened
+from audit_core.common.table_files import shortened
 
 __all__ = ["TargetModel", "is_safetensors", "label_text", "load_model", "read_model_bytes"]
 

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit_core.common.errors import InputError
+from audit_core.common.errors import InputError, columns_sentence
 from audit_core.common.privacy_bound import DEFAULT_DELTA, EpsilonBound, epsilon_lower_bound
 from audit_core.common.roc import DEFAULT_FPRS, RocCurve, TprAtFpr, _fpr_key, roc_curve, tpr_at_fpr
-from audit_core.common.tables import columns_sentence, read_table, table_row, yes_no_flags, yes_no_note
+from audit_core.common.table_files import read_table
+from audit_core.common.yes_no import table_row, yes_no_flags, yes_no_note
 
 __all__ = ["RECORD_COLUMNS", "REQUIRED", "AttackCheck", "ScoreCheck", "read_scores", "reversed_p_value", "score_check"]
 
@@ -141,7 +142,7 @@ def _validate_scores(frame: pd.DataFrame, *, name: str = "scores") -> pd.DataFra
 
 
 def read_scores(source: Any, *, name: str = "scores") -> pd.DataFrame:
-    """Read a CSV or Parquet score file (:func:`audit_core.common.tables.read_table`) and :func:`_validate_scores` it."""
+    """Read a CSV or Parquet score file (:func:`audit_core.common.table_files.read_table`) and :func:`_validate_scores` it."""
     return _validate_scores(read_table(source, name=name), name=name)
 
 
@@ -263,7 +264,7 @@ def score_check(
     Parameters
     ----------
     table : pandas.DataFrame
-        As read by :func:`audit_core.common.tables.read_table`; validated here by :func:`_validate_scores`.
+        As read by :func:`audit_core.common.table_files.read_table`; validated here by :func:`_validate_scores`.
     fprs : sequence of float
         Target false-positive rates, at least one (their bounds are the settings' knobs', audit_core.scores.spec).
     delta : float

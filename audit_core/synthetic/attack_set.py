@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from audit_core.common.alignment import AlignedTables
 from audit_core.common.errors import InputError
-from audit_core.common.tables import AlignedTables
 from audit_core.synthetic.copies import Overlap, fisher_greater
 
 __all__ = [

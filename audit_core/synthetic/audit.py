@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.common.alignment import AlignedTables, align_tables
+from audit_core.common.column_types import ColumnTypes, infer_column_types
 from audit_core.common.errors import InputError
 from audit_core.common.roc import AttackMetrics, evaluate_attack
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
-from audit_core.common.tables import AlignedTables, ColumnTypes, align_tables, infer_column_types
 from audit_core.synthetic.attack_set import (
     MIN_PER_CLASS,
     AttackSet,

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.common.column_types import ColumnTypes, infer_column_types
 from audit_core.common.errors import InputError
 from audit_core.common.hashing import fingerprint
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
-from audit_core.common.tables import ColumnTypes, infer_column_types
 from audit_core.synthetic.attack_set import MIN_PER_CLASS
 from audit_core.synthetic.audit import AuditOptions, audit_synthetic
 from audit_core.synthetic.generators.base import check_generator_input

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from audit_core.common.tables import ColumnTypes
+from audit_core.common.column_types import ColumnTypes
 from audit_core.synthetic.density import ZERO_TOL
 
 __all__ = [

@@ -21,7 +21,7 @@ every query record, its nearest reference record and the distance (the blockwise
 and the explanations).
 
 >>> import pandas as pd
->>> from audit_core.common.tables import ColumnTypes
+>>> from audit_core.common.column_types import ColumnTypes
 >>> from audit_core.synthetic.encoding import encode_for_gower
 >>> real = pd.DataFrame({"age": [20.0, 40.0, 60.0], "sex": ["F", "M", "F"]})
 >>> enc = encode_for_gower([real], types=ColumnTypes(numeric=("age",), categorical=("sex",)))

@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from audit_core.common.cluster import run_tasks
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, as_progress
-from audit_core.common.tables import ColumnTypes
 from audit_core.synthetic.distance import NearestNeighbours, nearest_gower, pair_distances
 from audit_core.synthetic.encoding import MISSING_CODE, EncodedTable, GowerEncoding, check_same_encoding, encode_for_gower
 from audit_core.synthetic.nearest_scan import scan_numba

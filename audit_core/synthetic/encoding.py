@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
-from audit_core.common.tables import ColumnTypes
 
 __all__ = ["MISSING_CODE", "EncodedTable", "GowerEncoding", "check_same_encoding", "encode_for_gower"]
 
@@ -144,7 +144,7 @@ class GowerEncoding:
         ----------
         df : pandas.DataFrame
             Must hold every compared column (as aligned by
-            :func:`audit_core.common.tables.align_tables`); other columns are ignored.
+            :func:`audit_core.common.alignment.align_tables`); other columns are ignored.
 
         Returns
         -------
@@ -217,7 +217,7 @@ def encode_for_gower(
     ----------
     frames_real : sequence of pandas.DataFrame
         The real tables (training, holdout, auxiliary), already aligned by
-        :func:`audit_core.common.tables.align_tables`. Never pass the synthetic table: an
+        :func:`audit_core.common.alignment.align_tables`. Never pass the synthetic table: an
         outlier there must not rescale everyone (docs/methods.md §1 step 1).
     types : ColumnTypes
         Which columns are numeric and which categorical.

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.privacy_bound import epsilon_bound_json
 from audit_core.common.roc import AttackMetrics, HardLabelMetrics
-from audit_core.common.tables import ColumnTypes
 from audit_core.synthetic.copies import CopyTest, NearCopyTest, Overlap, VerbatimRecords
 from audit_core.synthetic.density import ZERO_TOL, MembershipPosterior
 from audit_core.synthetic.encoding import GowerEncoding

@@ -38,10 +38,10 @@ from audit_core.synthetic.split import DEFAULT_FRACTIONS
 if TYPE_CHECKING:  # the computation is imported when a stage runs, not when the registry is built
     import pandas as pd
 
+    from audit_core.common.column_types import ColumnTypes
     from audit_core.common.decision import Decision
     from audit_core.common.groups import GroupRisk
     from audit_core.common.report import Report
-    from audit_core.common.tables import ColumnTypes
     from audit_core.synthetic.comparison import GeneratorComparison
     from audit_core.synthetic.disclosure.audit import DisclosureAudit
     from audit_core.synthetic.disclosure.roles import DisclosureRoles
@@ -96,7 +96,7 @@ class TabularSettings(Settings):
     @staticmethod
     def column_kinds(train: Any) -> dict[str, str]:
         """Each column of the training table as inferred: ``numeric``, ``categorical`` or ``ignore`` (the editor's start)."""
-        from audit_core.common.tables import infer_column_types
+        from audit_core.common.column_types import infer_column_types
 
         types = infer_column_types(train)
         kinds = {c: "numeric" for c in types.numeric} | {c: "categorical" for c in types.categorical}
@@ -157,7 +157,7 @@ _ROLES = ("train", "holdout", "synthetic", "auxiliary")
 
 
 def _types(inputs: Inputs, s: TabularSettings) -> ColumnTypes:
-    from audit_core.common.tables import infer_column_types
+    from audit_core.common.column_types import infer_column_types
 
     return infer_column_types(inputs["train"], categorical=s.categorical, numeric=s.numeric, ignore=s.ignore)
 
@@ -176,7 +176,7 @@ def _roles(columns: list[str], s: TabularSettings) -> DisclosureRoles | None:
 
 def _check(inputs: Inputs, s: TabularSettings) -> None:
     """The column types, the group column and the attacker's roles fit the training table (before the long audit)."""
-    from audit_core.common.tables import columns_sentence
+    from audit_core.common.errors import columns_sentence
 
     types = _types(inputs, s)
     if s.groups is not None and s.groups not in types.columns:
@@ -368,7 +368,7 @@ class CompareSettings(Settings):
 
 def _run_compare(inputs: Inputs, s: CompareSettings, ctx: Context) -> GeneratorComparison:
     """Fit and audit every generator on (a seeded subset of) the real table; fits are kept in ``ctx.cache``."""
-    from audit_core.common.tables import infer_column_types
+    from audit_core.common.column_types import infer_column_types
     from audit_core.synthetic.comparison import ComparisonPlan, compare_generators
 
     real, use = inputs["data"], int(s.use_rows)
@@ -464,7 +464,7 @@ class GenerateSettings(Settings):
 
 
 def _run_generate(inputs: Inputs, s: GenerateSettings, ctx: Context) -> _Table:
-    from audit_core.common.tables import infer_column_types
+    from audit_core.common.column_types import infer_column_types
     from audit_core.synthetic.generators.registry import make_generator
 
     train = inputs["train"]

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit_core.common.tables import ColumnTypes, align_tables
+from audit_core.common.alignment import align_tables
+from audit_core.common.column_types import ColumnTypes
 from audit_core.synthetic.generators.sdv import SDV_TABLE
 
 __all__ = ["UtilityScore", "utility_score"]

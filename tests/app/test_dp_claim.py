@@ -53,7 +53,7 @@ def _upload_mode(at, model_name, model_bytes, canaries_bytes):
 def test_the_uploaded_model_mode_matches_the_backend_and_its_reproduce_line(tmp_path, monkeypatch):
     from audit_core.__main__ import main
     from audit_core.common.report import to_json_text
-    from audit_core.common.tables import read_table
+    from audit_core.common.table_files import read_table
     from audit_core.dp.uploaded import audit_uploaded_model
     from tests.canary_files import leaky_case
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from audit_core.common.report import to_json_text
-from audit_core.common.tables import read_table
+from audit_core.common.table_files import read_table
 from audit_core.model.audit import audit_model
 from audit_core.model.images import read_images
 from tests.conftest import page_json, run_command

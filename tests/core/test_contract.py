@@ -224,7 +224,7 @@ def test_every_page_is_a_registered_audit_with_a_run_on_the_sample_flag():
 def test_one_document_per_audit_the_report_carries_the_registry_title_and_the_json():
     """The report's title and question are the registry's, its JSON the --json document (no second document)."""
     from audit_core.common.report import to_json_text
-    from audit_core.common.tables import read_table
+    from audit_core.common.table_files import read_table
 
     root = Path(__file__).resolve().parents[2]
     audit = REGISTRY["scores"]

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit_core.common.alignment import align_tables
+from audit_core.common.column_types import ColumnTypes, infer_column_types
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, as_progress
-from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
 from audit_core.synthetic.disclosure.attack_risk import AttackRisk
 from audit_core.synthetic.disclosure.inference import NUMERIC_TOLERANCE, inference
 from audit_core.synthetic.disclosure.intervals import CONFIDENCE

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit_core.common.tables import ColumnTypes
+from audit_core.common.column_types import ColumnTypes
 from audit_core.synthetic.disclosure.attack_risk import AttackRisk
 from audit_core.synthetic.disclosure.neighbours import attacked_table, column_encoding, knn_gower
 from audit_core.synthetic.disclosure.roles import DisclosureRoles

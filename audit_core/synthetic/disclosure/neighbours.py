@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from audit_core.common.tables import ColumnTypes
+from audit_core.common.column_types import ColumnTypes
 from audit_core.synthetic.distance import nearest_gower, pairwise_gower
 from audit_core.synthetic.encoding import EncodedTable, GowerEncoding, encode_for_gower
 

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 import pandas as pd
 
-from audit_core.common.tables import ColumnTypes
+from audit_core.common.column_types import ColumnTypes
 from audit_core.synthetic.numba_runtime import NUMBA_CACHE, NUMBA_LOCK
 
 __all__ = [

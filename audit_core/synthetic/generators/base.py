@@ -15,10 +15,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from audit_core.common.alignment import align_tables
+from audit_core.common.column_types import ColumnTypes, infer_column_types
 from audit_core.common.errors import InputError
 from audit_core.common.limits import MIN_TRAIN_ROWS
 from audit_core.common.runtime import ProgressFn, as_progress, seed_everything
-from audit_core.common.tables import ColumnTypes, align_tables, infer_column_types
 from audit_core.synthetic.choices import GENERATOR_INFO
 
 __all__ = ["TabularGenerator", "check_generator_input"]

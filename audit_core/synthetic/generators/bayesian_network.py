@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.runtime import ProgressFn
-from audit_core.common.tables import ColumnTypes
 from audit_core.synthetic.generators.base import TabularGenerator
 
 __all__ = ["BayesianNetworkGenerator"]

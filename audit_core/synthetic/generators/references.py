@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn
-from audit_core.common.tables import ColumnTypes
 from audit_core.synthetic.generators.base import TabularGenerator
 
 __all__ = ["BootstrapGenerator", "PopulationGenerator"]

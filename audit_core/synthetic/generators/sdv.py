@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, pick_device, sub_progress
-from audit_core.common.tables import ColumnTypes
 from audit_core.synthetic.generators.base import TabularGenerator
 
 __all__ = ["SDV_TABLE", "CTGANGenerator", "CopulaGANGenerator", "GaussianCopulaGenerator", "TVAEGenerator"]

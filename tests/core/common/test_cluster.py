@@ -18,8 +18,8 @@ import torch
 
 from audit_core.__main__ import main
 from audit_core.common.cluster import cluster_client, cluster_summary, gather_tasks, n_workers
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
-from audit_core.common.tables import ColumnTypes
 from audit_core.lira.design import prepare_design
 from audit_core.lira.keep_matrix import balanced_keep_matrix
 from audit_core.lira.training import TrainOptions, train_batched, train_models

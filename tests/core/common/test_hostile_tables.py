@@ -19,8 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from audit_core.__main__ import main
+from audit_core.common.alignment import align_tables
+from audit_core.common.column_types import infer_column_types
 from audit_core.common.errors import InputError
-from audit_core.common.tables import align_tables, infer_column_types, read_table
+from audit_core.common.table_files import read_table
 from tests.hostile_inputs import bad_tables, good_frame, long_cell_csv, parquet_with_index, write_good_tables
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -1,4 +1,4 @@
-"""Tests for audit_core.common.tables: reading, typing and aligning tables, and refusing bad ones."""
+"""Tables: reading (common.table_files), typing (common.column_types) and aligning (common.alignment), bad ones refused."""
 
 from __future__ import annotations
 
@@ -10,15 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from audit_core.common.alignment import AlignedTables, align_tables
+from audit_core.common.column_types import ColumnTypes, infer_column_types
 from audit_core.common.errors import InputError
-from audit_core.common.tables import (
-    MAX_UPLOAD_MB,
-    AlignedTables,
-    ColumnTypes,
-    align_tables,
-    infer_column_types,
-    read_table,
-)
+from audit_core.common.table_files import MAX_UPLOAD_MB, read_table
 
 GOOD_CSV = b"age,sex,income\n30,F,10.5\n41,M,?\n,F,3\n"
 
@@ -275,7 +270,7 @@ def test_align_categorical_missing_tokens_become_nan() -> None:
 
 
 def test_columns_sentence_lists_all_up_to_200_and_suggests_the_closest() -> None:
-    from audit_core.common.tables import columns_sentence
+    from audit_core.common.errors import columns_sentence
 
     assert columns_sentence(["age", "income"], "Income") == "its 2 columns are 'age', 'income'; did you mean 'income'?"
     assert columns_sentence(["age"], "zzz") == "its column is 'age'."

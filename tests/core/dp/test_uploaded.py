@@ -21,7 +21,7 @@ import pytest
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.figures import MEMBER, NON_MEMBER
-from audit_core.common.tables import read_table
+from audit_core.common.table_files import read_table
 from audit_core.dp.canaries import draw_canaries
 from audit_core.dp.figures import uploaded_score_figure
 from audit_core.dp.onerun import ceiling, one_run_audit

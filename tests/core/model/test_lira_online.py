@@ -9,7 +9,7 @@ import pytest
 
 from audit_core.__main__ import main
 from audit_core.common.errors import InputError
-from audit_core.common.tables import read_table
+from audit_core.common.table_files import read_table
 from audit_core.model.audit import audit_model
 from audit_core.model.design import offline_design, online_design
 from audit_core.model.verdict import decision

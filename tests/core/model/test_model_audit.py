@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.common.tables import read_table
+from audit_core.common.table_files import read_table
 from audit_core.model.attacks import ATTACKS
 from audit_core.model.audit import audit_model
 from audit_core.model.verdict import decision, verdict

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 from audit_core.__main__ import main
+from audit_core.common.column_types import infer_column_types
 from audit_core.common.errors import InputError
-from audit_core.common.tables import infer_column_types
 from audit_core.contract import Inputs, run
 from audit_core.registry import REGISTRY
 from audit_core.synthetic.disclosure.audit import DisclosureOptions, add_to_records, audit_disclosure

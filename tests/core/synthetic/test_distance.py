@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
-from audit_core.common.tables import ColumnTypes
 from audit_core.synthetic.distance import (
     NearestNeighbours,
     column_contributions,

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from audit_core.__main__ import main
+from audit_core.common.column_types import infer_column_types
 from audit_core.common.errors import InputError
-from audit_core.common.tables import infer_column_types
 from audit_core.registry import REGISTRY
 from audit_core.synthetic.comparison import ComparisonPlan, compare_generators, fit_and_sample, rescore_comparison
 from audit_core.synthetic.generators.registry import GENERATORS, make_generator

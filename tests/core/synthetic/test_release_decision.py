@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.common.tables import infer_column_types
+from audit_core.common.column_types import infer_column_types
 from audit_core.synthetic.audit import audit_synthetic
 from audit_core.synthetic.encoding import encode_for_gower
 from audit_core.synthetic.linkage import LINKAGE_ALPHA, linkage_test

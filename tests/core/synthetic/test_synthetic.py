@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from audit_core.common.column_types import infer_column_types
 from audit_core.common.errors import InputError
-from audit_core.common.tables import infer_column_types
 from audit_core.registry import REGISTRY
 from audit_core.synthetic.audit import AuditOptions, audit_synthetic
 from audit_core.synthetic.explanations import exposed_records, record_comparison

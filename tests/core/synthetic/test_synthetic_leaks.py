@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from audit_core.common.column_types import infer_column_types
 from audit_core.common.errors import InputError
 from audit_core.common.roc import tpr_at_fpr
-from audit_core.common.tables import infer_column_types
 from audit_core.synthetic.audit import audit_synthetic
 from audit_core.synthetic.copies import copy_test, near_copy_test, table_overlaps
 from audit_core.synthetic.verdict import risk_level, verdict
