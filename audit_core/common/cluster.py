@@ -325,14 +325,21 @@ def run_tasks(
     labels: Sequence[str] | None = None,
     on_done: Callable[[int, Any], None] | None = None,
     on_error: Callable[[int, BaseException], Any] | None = None,
+    inputs_again: Callable[[int], tuple] | None = None,
 ) -> list[Any]:
-    """``[fn(*args) for args in arguments]`` as Dask tasks, through :func:`gather_tasks` (a lost result is rerun)."""
+    """``[fn(*args) for args in arguments]`` as Dask tasks, through :func:`gather_tasks` (a lost result is rerun).
 
-    def submit(i: int) -> Any:
-        return client.submit(fn, *arguments[i], pure=False)
+    ``inputs_again(i)`` gives task i's arguments afresh for a rerun: scattered inputs (``client.scatter``) have no
+    lineage, so when the worker holding them dies a rerun with the same futures fails again; they are scattered anew.
+    """
+
+    def submit(i: int, again: bool = False) -> Any:
+        args = inputs_again(i) if again and inputs_again is not None else arguments[i]
+        return client.submit(fn, *args, pure=False)
 
     futures = [submit(i) for i in range(len(arguments))]
-    return gather_tasks(client, futures, labels=labels, on_done=on_done, on_error=on_error, resubmit=submit)
+    return gather_tasks(client, futures, labels=labels, on_done=on_done, on_error=on_error,
+                        resubmit=lambda i: submit(i, again=True))  # fmt: skip
 
 
 def dashboard_cluster(address: str) -> dict[str, Any]:

@@ -152,12 +152,18 @@ def nearest_gower_on(
             ref_blocks.append((k, client.scatter(reference.rows(part), broadcast=True, hash=False), part))
     q_blocks = _query_blocks(n, n_workers(client), query_block)
     exact = len(kinds) > 1
-    tasks, keys = [], []
+    tasks, keys, parts_of = [], [], []
     for qi, sl in enumerate(q_blocks):
         q_future = client.scatter(query.rows(np.arange(sl.start, sl.stop)), broadcast=True, hash=False)
         for k, block, rows in ref_blocks:
             tasks.append((q_future, block, rows, exact))
             keys.append((qi, k))
+            parts_of.append((sl, rows))
+
+    def inputs_again(i: int) -> tuple:  # a worker died with the scattered blocks: scatter task i's own anew
+        sl, rows = parts_of[i]
+        q = client.scatter(query.rows(np.arange(sl.start, sl.stop)), hash=False)
+        return q, client.scatter(reference.rows(rows), hash=False), rows, exact
     total = len(tasks)
     done = [0]
 
@@ -166,7 +172,7 @@ def nearest_gower_on(
         report(done[0] / total, f"nearest synthetic record: {done[0]} of {total} blocks on the cluster")
 
     labels = [f"distance block {q + 1}/{len(q_blocks)}" for q, _ in keys]
-    parts = run_tasks(client, _block_minimum, tasks, labels=labels, on_done=tick)
+    parts = run_tasks(client, _block_minimum, tasks, labels=labels, on_done=tick, inputs_again=inputs_again)
     index = np.empty(n, dtype=np.int64)
     grouped: dict[tuple[int, int], list] = {}
     for key, part in zip(keys, parts, strict=True):
