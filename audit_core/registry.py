@@ -13,6 +13,7 @@ from audit_core.lira.spec import FPC_SIM, LIRA
 from audit_core.model.spec import MODEL
 from audit_core.scores.spec import SCORES
 from audit_core.selfcheck.spec import SELFCHECK
+from audit_core.synthetic.shadow.spec import SHADOW
 from audit_core.synthetic.spec import COMPARE, GENERATE, TABULAR
 
 __all__ = ["REGISTRY", "TOOLS"]
@@ -21,6 +22,7 @@ REGISTRY: dict[str, Audit] = {a.name: a for a in (TABULAR, COMPARE, LIRA, MODEL,
 """Audits in the order the home page shows them."""
 
 
-TOOLS: dict[str, Audit] = {a.name: a for a in (GENERATE, FPC_SIM, SELFCHECK, DP_MODEL)}
-"""Subcommands built on the same contract with no page or home card of their own: fit one generator, simulate the
-FPC, self-check, and the DP claim check of an uploaded model (the DP claim page's second mode)."""
+TOOLS: dict[str, Audit] = {a.name: a for a in (GENERATE, SHADOW, FPC_SIM, SELFCHECK, DP_MODEL)}
+"""Subcommands built on the same contract with no page or home card of their own: fit one generator, the
+shadow-generator attack (its page is a section of the comparison page), simulate the FPC, self-check, and the DP claim
+check of an uploaded model (the DP claim page's second mode)."""
