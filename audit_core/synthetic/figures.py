@@ -2,7 +2,8 @@
 
 One table's membership risk (distances, P(member | d), log-ROC, overlaps, most exposed
 records), the generator comparison (side-by-side table, overlaid log-ROC, privacy against
-utility) and the disclosure attacks (singling out, linkability, inference). Used by the
+utility, the shadow attack per generator, its figures from :mod:`audit_core.synthetic.shadow.figures`) and the
+disclosure attacks (singling out, linkability, inference). Used by the
 dashboard pages and, through :mod:`audit_core.synthetic.verdict`, by the command line's
 reports, so both show the same thing.
 """
@@ -27,6 +28,8 @@ from audit_core.synthetic.comparison import GeneratorComparison
 from audit_core.synthetic.disclosure.audit import DisclosureAudit
 from audit_core.synthetic.explanations import exposed_records, record_comparison
 from audit_core.synthetic.result import SyntheticAudit
+from audit_core.synthetic.shadow.figures import isolation_figure, shadow_roc_figure
+from audit_core.synthetic.shadow.figures import target_table as shadow_target_table
 
 __all__ = [
     "ATTACK_LABELS",
@@ -36,6 +39,7 @@ __all__ = [
     "disclosure_label",
     "distance_figure",
     "exposed_table",
+    "isolation_figure",
     "overlaps_table",
     "p_member_figure",
     "privacy_utility_figure",
@@ -43,6 +47,9 @@ __all__ = [
     "results_table",
     "risk_figure",
     "roc_figure",
+    "shadow_roc_figure",
+    "shadow_table",
+    "shadow_target_table",
 ]
 
 ATTACK_LABELS: dict[str, str] = {
@@ -213,6 +220,24 @@ def comparison_table(comparison: GeneratorComparison) -> pd.DataFrame:
         "Generator", "AUC (true)", "AUC (realistic)", "TPR@0.1% FPR", "TPR@1% FPR", "F1 KDE (true)",
         "F1 KDE (realistic)", "F1 Method 1", "Utility", "Fit (s)", "Error",
     ]
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def shadow_table(comparison: GeneratorComparison) -> pd.DataFrame:
+    """The shadow attack per generator: targets told apart, highest and mean AUC, seconds per fit, or its error."""
+    rows: list[dict[str, object]] = []
+    for run in comparison.runs:
+        a = run.shadow
+        if a is None:
+            rows.append({"Generator": run.label, "Error": run.shadow_error or run.error or ""})
+            continue
+        timing = a.to_json()["timing"]
+        rows.append({"Generator": run.label, "Told apart": f"{int(a.told_apart.sum())} of {a.n_targets}",
+                     "Highest AUC": round(float(a.scores.auc.max()), 3), "Mean AUC": round(float(a.scores.auc.mean()), 3),
+                     "Smallest p (Holm)": float(f"{a.adjusted_p.min():.3g}"), "Shadow models": a.n_shadows,
+                     "s per fit": round(timing["seconds_per_fit"], 2), "Error": ""})  # fmt: skip
+    columns = ["Generator", "Told apart", "Highest AUC", "Mean AUC", "Smallest p (Holm)", "Shadow models", "s per fit",
+               "Error"]  # fmt: skip
     return pd.DataFrame(rows).reindex(columns=columns)
 
 

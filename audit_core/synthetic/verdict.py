@@ -40,6 +40,7 @@ from audit_core.synthetic.figures import (
     results_table,
     risk_figure,
     roc_figure,
+    shadow_table,
 )
 from audit_core.synthetic.result import SyntheticAudit
 
@@ -304,13 +305,20 @@ def _beats_chance(audit: SyntheticAudit) -> bool:
 
 
 def comparison_decision(comparison: GeneratorComparison) -> Decision:
-    """The worst generator's release decision (the two references are yardsticks, not candidates)."""
+    """The worst generator's release decision (the two references are yardsticks, not candidates), its shadow attack's
+    finding too when one was run."""
+    from audit_core.synthetic.shadow.verdict import findings as shadow_findings
+
     findings = []
     for run, audit in comparison.completed():
         if run.name not in {"bootstrap", "population"}:
             d = decision(audit)
             findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
-    return decide(findings, low="no generator's table shows copies, near-copies or an attack beyond chance.")
+            if run.shadow is not None:
+                findings += [replace(f, reason=f"{run.label}, shadow attack: {f.reason[0].lower()}{f.reason[1:]}")
+                             for f in shadow_findings(run.shadow, label=run.label) if f.level != "low"]  # fmt: skip
+    shadow = " or to the shadow attack" if comparison.shadow is not None else ""
+    return decide(findings, low=f"no generator's table shows copies, near-copies or an attack beyond chance{shadow}.")
 
 
 def comparison_verdict(comparison: GeneratorComparison) -> str:
@@ -349,7 +357,23 @@ def comparison_verdict(comparison: GeneratorComparison) -> str:
             parts.append(f"{words[r.name]} scores AUC {a.attacks['true_distribution'].auc:.3f}.")
     if failed:
         parts.append("Failed: " + ", ".join(r.label for r in failed) + ".")
+    if comparison.shadow is not None:
+        parts.append(_shadow_sentence(comparison))
     return " ".join(parts)
+
+
+def _shadow_sentence(comparison: GeneratorComparison) -> str:
+    """The shadow attack per generator, in one sentence: how many targets each lets the attacker tell apart."""
+    said = []
+    for run in comparison.runs:
+        if run.shadow is not None:
+            a = run.shadow
+            said.append(f"{run.label} {int(a.told_apart.sum())} of {a.n_targets} (highest AUC {a.scores.auc.max():.2f})")
+        elif run.shadow_error:
+            said.append(f"{run.label} not attacked ({run.shadow_error.rstrip('.')})")
+    k = comparison.shadow.n_shadows if comparison.shadow is not None else 0
+    return (f"Shadow attack (the attacker re-runs each generator on {k} shadow training sets), most unusual training "
+            "records told apart: " + "; ".join(said) + ".")
 
 
 def build_comparison_report(
@@ -377,6 +401,15 @@ def build_comparison_report(
     for run in comparison.runs:
         if run.params:
             settings[f"{run.name} parameters"] = ", ".join(f"{k}={v}" for k, v in run.params.items())
+    tables = [("Generators side by side", comparison_table(comparison))]
+    if comparison.shadow is not None:
+        from audit_core.synthetic.shadow.figures import shadow_roc_figure, target_table
+
+        tables.append(("Shadow attack per generator", shadow_table(comparison)))
+        for run in comparison.runs:
+            if run.shadow is not None:
+                figures.append((f"Shadow attack on {run.label}: log-log ROC", shadow_roc_figure(run.shadow)))
+                tables.append((f"Shadow attack on {run.label}: targets, most exposed first", target_table(run.shadow)))
     return Report(
         title=title,
         question=(
@@ -387,7 +420,7 @@ def build_comparison_report(
         settings=settings,
         metrics=comparison.to_json(),
         figures=figures,
-        tables=[("Generators side by side", comparison_table(comparison))],
+        tables=tables,
         verdict=comparison_verdict(comparison),
         limits=list(_COMPARISON_LIMITS),
         seed=int(comparison.seed),

@@ -7,7 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from audit_core.synthetic.generators.base import TabularGenerator
-from tests.conftest import spy
+from tests.conftest import click, spy
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,3 +78,24 @@ def test_too_few_synthetic_rows_is_one_sentence_before_any_fit():
     assert not at.exception
     assert len(at.error) == 1
     assert "synthetic rows must be at least 20" in at.error[0].value
+
+
+def test_shadow_attack_section_keeps_the_fits_and_reads_the_references():
+    """The shadow form re-asks the same comparison with --shadow: nothing is refitted for the audits, each generator
+    gets its own result; the bootstrap reference (rows resampled from training) tells its targets apart, the
+    population reference (rows nobody trained on) tells nobody apart."""
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    at.multiselect(key="generators.names").set_value(["bootstrap", "population"])
+    at.number_input(key="generators.use_rows").set_value(300)
+    at.number_input(key="generators.synth_rows").set_value(750)  # 5x the 150 training rows: targets are copied
+    at = at.button[0].click().run()
+    assert not at.exception
+    at.number_input(key=f"{state.Generators.SHADOW}.targets").set_value(4)
+    at.number_input(key=f"{state.Generators.SHADOW}.models").set_value(16)
+    at = click(at, "Run the shadow attack")
+    at = at.run()  # the form's request runs on the rerun
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "Told apart" in d.value.columns)
+    told = dict(zip(table["Generator"], table["Told apart"], strict=True))
+    assert told["Bootstrap (leaky reference)"] == "4 of 4"
+    assert told["Population (chance reference)"].startswith("0 of")
