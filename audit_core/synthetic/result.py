@@ -34,6 +34,8 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "nearest_synthetic_row",
     "p_member_true_supported",
     "p_member_realistic_supported",
+    "linkage_score",
+    "near_copy",
 )
 
 
@@ -73,7 +75,10 @@ class SyntheticAudit:
         record), ``p_member_true`` (cross-fitted), ``p_member_realistic``,
         ``nearest_synthetic_row`` and ``p_member_true_supported`` /
         ``p_member_realistic_supported`` (False: neither class has data near that
-        distance, the probability reads near the prior; "too little data to tell").
+        distance, the probability reads near the prior; "too little data to tell"),
+        ``linkage_score`` (the record-linkage scan's relative statistic: how much more the
+        record agrees with its best synthetic match than with any auxiliary record) and
+        ``near_copy`` (flagged by the scan's strongest test).
     attacks : dict of str to AttackMetrics
         ``"true_distribution"`` and ``"realistic"``, scored by ``P(member | d)``;
         ``"domias"`` (when ``density_ratio``), scored by

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from audit_core.common.column_types import infer_column_types
+from audit_core.synthetic.agreement import match_table
 from audit_core.synthetic.audit import audit_synthetic
 from audit_core.synthetic.encoding import encode_for_gower
 from audit_core.synthetic.linkage import LINKAGE_ALPHA, linkage_test
@@ -173,10 +174,8 @@ def test_the_linkage_scan_holds_its_false_alarm_rate_when_nothing_is_copied() ->
         tables = [_population(n, rng) for n in (150, 150, 200, 200)]
         types = infer_column_types(tables[0])
         enc = encode_for_gower(tables[:3], types=types)
-        attack = enc.transform(pd.concat(tables[:2], ignore_index=True))
-        member = np.r_[np.ones(150, dtype=bool), np.zeros(150, dtype=bool)]
-        test = linkage_test(attack, member, enc.transform(tables[2]), enc.transform(tables[3]), seed=rep)
-        rejected += test.excess
+        m = [match_table(enc, t) for t in tables]
+        rejected += linkage_test(*m, seed=rep).excess
     assert rejected / reps <= 1.5 * LINKAGE_ALPHA, rejected
 
 
@@ -192,7 +191,5 @@ def test_the_linkage_scan_finds_planted_near_copies_in_the_same_simulation() -> 
         synthetic = synthetic.astype(train.dtypes.to_dict())
         types = infer_column_types(train)
         enc = encode_for_gower([train, holdout, aux], types=types)
-        attack = enc.transform(pd.concat([train, holdout], ignore_index=True))
-        member = np.r_[np.ones(150, dtype=bool), np.zeros(150, dtype=bool)]
-        found += linkage_test(attack, member, enc.transform(aux), enc.transform(synthetic), seed=rep).excess
+        found += linkage_test(*(match_table(enc, t) for t in (train, holdout, aux, synthetic)), seed=rep).excess
     assert found >= 16

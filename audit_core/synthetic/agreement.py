@@ -1,0 +1,727 @@
+"""Rarity-weighted agreement between records (Fellegi-Sunter), and each record's best-matching row.
+
+docs/methods.md §1.8. Record linkage asks on how many columns two records agree, weighted
+by how rarely two records of the population agree there by chance (Fellegi and Sunter,
+JASA 1969; the weights of statistical disclosure control's record-linkage attacks). Per
+column ``j`` of a record ``x`` against a row ``s``, fitted on *reference* records (the
+auxiliary table, or the part of the holdout that plays it):
+
+- **equal** values (numbers and categories alike): ``log(m / f_j(x_j))``, with
+  ``f_j(v) = (count_j(v) + 1) / (n_j + 1)`` the value's frequency among the reference
+  records: agreeing on a value one person in the population has weighs ``log(m n)``,
+  agreeing on a value everyone has weighs nothing (floored at 0);
+- numbers **close** but not equal, within ``t_k`` of the column's range
+  (:data:`TOLERANCES`): ``log(m_k / u_jk(x_j))``, ``u_jk`` the share of reference values
+  within ``t_k`` of ``x_j``; ``m_k`` < ``m`` (:data:`CLOSE_M`), so closeness weighs less
+  than equality (and never more: capped at the equality weight, floored at 0);
+- a **disagreement**: ``log((1 - m) / (1 - u_j))``, ``u_j`` the chance that two reference
+  records agree on the column (within the widest tolerance for numbers), capped at 0: one
+  changed field lowers the score by a few units without cancelling the rest;
+- a value **missing** on either side: 0.
+
+``m`` (:data:`AGREE_M` = 0.8) is the chance that a record and its near-copy agree on a
+column (a near-copy with 3 of 14 fields changed agrees on 79 %); ``m_k`` (:data:`CLOSE_M`:
+0.2, 0.1) the chance that they are merely close. The score of a pair is the sum over the columns (times the column weights of the
+Gower encoding: a weight of 0 leaves the column out).
+
+:func:`best_agreement` finds, for every query record, the reference row with the largest
+score without scoring every pair, in the manner of the nearest-neighbour engine
+(:mod:`audit_core.synthetic.nearest_scan`): both tables sorted by their most informative
+columns, each query starting at the block where it would sit, blocks of 512 rows scored
+4 queries at a time in float32, and a block skipped when an upper bound of its score (from
+its per-column min / max, the categories it holds and whether it has missing values) is
+below the best found. The pruning is exact; the chosen pair's score is recomputed in
+float64 (:func:`pair_scores`), and :func:`agreement_matrix` is the plain reading of the
+formula the tests compare it with. With a Dask client the query and reference blocks
+are tasks on the cluster (the same numbers: one reference block up to
+:data:`REFERENCE_BLOCK_ROWS` rows).
+
+:func:`best_matches` is the public entry on data frames: per record, the score of its
+best-matching synthetic row, that row, its number of exactly equal columns and the
+per-column agreement pattern (:data:`EQUAL`, :data:`CLOSE`, :data:`DISAGREE`,
+:data:`MISSING`).
+
+>>> import pandas as pd
+>>> ref = pd.DataFrame({"age": [30.0, 30.0, 41.0, 52.0], "job": ["a", "a", "b", "c"]})
+>>> syn = pd.DataFrame({"age": [52.0, 30.0], "job": ["c", "b"]})
+>>> m = best_matches(ref.iloc[[3, 0]], syn, ref)
+>>> m.row.tolist(), m.n_equal.tolist(), m.pattern.tolist()
+([0, 1], [2, 1], [[2, 2], [2, 0]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+
+from audit_core.common.column_types import ColumnTypes, infer_column_types
+from audit_core.common.errors import InputError
+from audit_core.common.runtime import ProgressFn, as_progress
+from audit_core.synthetic.encoding import MISSING_CODE, EncodedTable, GowerEncoding, check_same_encoding, encode_for_gower
+from audit_core.synthetic.numba_runtime import NUMBA_CACHE, NUMBA_LOCK, match_worker_threads
+
+__all__ = [
+    "AGREE_M",
+    "CLOSE",
+    "CLOSE_M",
+    "DISAGREE",
+    "EQUAL",
+    "MISSING",
+    "REFERENCE_BLOCK_ROWS",
+    "TOLERANCES",
+    "AgreementWeights",
+    "BestMatches",
+    "MatchTable",
+    "agreement_matrix",
+    "best_agreement",
+    "best_matches",
+    "fit_weights",
+    "match_table",
+    "pair_scores",
+]
+
+TOLERANCES: tuple[float, float] = (0.02, 0.06)
+"""Closeness levels for numbers, as shares of each column's range (near-copies move values by 1-5 %)."""
+
+AGREE_M = 0.8
+"""``m``: the chance that a record and its near-copy agree on a column (equality and disagreement weights)."""
+
+CLOSE_M: tuple[float, float] = (0.2, 0.1)
+"""``m_k`` of the two closeness levels: a number merely close weighs less than an equal one."""
+
+EQUAL = 2
+"""Agreement pattern: the two values are equal."""
+CLOSE = 1
+"""Agreement pattern: two numbers within the widest tolerance, not equal."""
+DISAGREE = 0
+"""Agreement pattern: the values differ."""
+MISSING = -1
+"""Agreement pattern: the value is missing on either side."""
+
+REFERENCE_BLOCK_ROWS = 2_000_000
+"""Reference rows per Dask task; more rows are split into blocks (as the distance engine's)."""
+
+_QUERY_BLOCK_ROWS = 50_000  # largest query block per Dask task
+_BLOCK = 512  # reference rows per block: 4 x 512 accumulators stay in L1, as in the distance engine
+_TILE = 4  # queries sharing one pass over a block (the kernel is written for 4)
+_SORT_KEYS = 3  # columns the tables are sorted by (the most informative ones)
+_MASK_OVERFLOW_BIT = 62  # block code masks: bit c for codes c < 62, bit 62 for "some larger code"
+
+
+@dataclass(frozen=True)
+class MatchTable:
+    """Records ready for the agreement scan: the Gower encoding (scaled numbers, category codes) and the exact numbers.
+
+    Attributes
+    ----------
+    encoded : EncodedTable
+        Scaled numbers (float32, NaN missing; closeness is read on them) and category codes.
+    exact : numpy.ndarray
+        float64 ``[n_rows, n_numeric]``: the numbers as given (equality is read on them, so a
+        value with six decimals equals only itself), NaN where missing.
+    """
+
+    encoded: EncodedTable
+    exact: np.ndarray = field(repr=False)
+
+    @property
+    def n_rows(self) -> int:
+        """Number of records."""
+        return self.encoded.n_rows
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The compared columns, numeric block first."""
+        return self.encoded.columns
+
+    def rows(self, index: np.ndarray | list[int]) -> MatchTable:
+        """The records at ``index``."""
+        index = np.asarray(index, dtype=np.int64)
+        return MatchTable(self.encoded.rows(index), self.exact[index])
+
+
+def match_table(encoding: GowerEncoding, frame: pd.DataFrame, encoded: EncodedTable | None = None) -> MatchTable:
+    """``frame`` for the agreement scan (``encoded``: its ``encoding.transform(frame)`` when already made)."""
+    enc = encoding.transform(frame) if encoded is None else encoded
+    exact = np.empty((len(frame), len(encoding.numeric_columns)), dtype=np.float64)
+    for j, col in enumerate(encoding.numeric_columns):
+        exact[:, j] = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64) + 0.0  # -0.0 as 0.0
+    return MatchTable(enc, exact)
+
+
+# ----------------------------------------------------------------------------- weights
+@dataclass(frozen=True)
+class AgreementWeights:
+    """The agreement weights fitted on reference records (module docstring).
+
+    Attributes
+    ----------
+    values : tuple of numpy.ndarray
+        Per numeric column, the reference's exact values, sorted (float64, missing left out).
+    scaled : tuple of numpy.ndarray
+        Per numeric column, the same values scaled by the Gower range (float32 as compared), sorted.
+    counts : tuple of numpy.ndarray
+        Per categorical column, the reference's count of each code (codes the reference never shows count 0).
+    disagree : numpy.ndarray
+        float64 per column (numeric block first): the weight of a disagreement (<= 0).
+    column_weights : numpy.ndarray
+        float64 per column: the Gower encoding's column weights (0 leaves a column out).
+    tolerances : tuple of float
+        The closeness levels (shares of the range).
+    """
+
+    values: tuple[np.ndarray, ...] = field(repr=False)
+    scaled: tuple[np.ndarray, ...] = field(repr=False)
+    counts: tuple[np.ndarray, ...] = field(repr=False)
+    disagree: np.ndarray
+    column_weights: np.ndarray
+    tolerances: tuple[float, ...] = TOLERANCES
+
+    def query_weights(self, table: MatchTable) -> dict[str, np.ndarray]:
+        """Each record's own weights, float64: ``equal`` ``[n, p]``, ``close`` ``[n, n_numeric, 2]``, ``disagree`` ``[n, p]``.
+
+        A value missing in the record gives 0 everywhere in its column.
+        """
+        enc = table.encoded
+        n, pn, pc = table.n_rows, enc.numeric.shape[1], enc.codes.shape[1]
+        equal = np.zeros((n, pn + pc))
+        close = np.zeros((n, pn, len(self.tolerances)))
+        log_m = np.log(AGREE_M)
+        for j in range(pn):
+            x = table.exact[:, j]
+            ok = ~np.isnan(x)
+            ref = self.values[j]
+            count = np.searchsorted(ref, x, side="right") - np.searchsorted(ref, x, side="left")
+            eq = np.maximum(0.0, log_m - np.log((count + 1.0) / (ref.size + 1.0)))
+            equal[:, j] = np.where(ok, eq, 0.0)
+            xs = enc.numeric[:, j].astype(np.float64)
+            for k, (tol, m_k) in enumerate(zip(self.tolerances, CLOSE_M, strict=True)):
+                within = np.searchsorted(self.scaled[j], xs + tol, side="right") - np.searchsorted(
+                    self.scaled[j], xs - tol, side="left"
+                )
+                w = np.log(m_k) - np.log((within + 1.0) / (ref.size + 1.0))
+                close[:, j, k] = np.where(ok, np.clip(w, 0.0, eq), 0.0)
+        for j in range(pc):
+            codes = enc.codes[:, j]
+            counts = self.counts[j]
+            seen = (codes >= 0) & (codes < counts.size)
+            count = np.where(seen, counts[np.where(seen, codes, 0)], 0)
+            eq = np.maximum(0.0, log_m - np.log((count + 1.0) / (counts.sum() + 1.0)))
+            equal[:, pn + j] = np.where(codes != MISSING_CODE, eq, 0.0)
+        present = np.concatenate([~np.isnan(table.exact), enc.codes != MISSING_CODE], axis=1)
+        scale = self.column_weights[None, :]
+        return {
+            "equal": equal * scale,
+            "close": close * self.column_weights[None, :pn, None],
+            "disagree": np.where(present, self.disagree[None, :], 0.0) * scale,
+        }
+
+
+def fit_weights(reference: MatchTable, *, tolerances: tuple[float, ...] = TOLERANCES) -> AgreementWeights:
+    """The agreement weights of :class:`AgreementWeights`, fitted on ``reference`` (the population's records).
+
+    Raises
+    ------
+    InputError
+        No reference record.
+    """
+    if reference.n_rows == 0:
+        raise InputError("The agreement weights need reference records (the auxiliary table); none was given.")
+    enc = reference.encoded
+    values, scaled, counts, agree = [], [], [], []
+    widest = max(tolerances)
+    for j in range(enc.numeric.shape[1]):
+        x = reference.exact[:, j]
+        ok = ~np.isnan(x)
+        values.append(np.sort(x[ok]))
+        s = np.sort(enc.numeric[ok, j].astype(np.float32))
+        scaled.append(s)
+        n = s.size
+        within = np.searchsorted(s, s + np.float32(widest), side="right") - np.searchsorted(s, s - np.float32(widest))
+        agree.append(float((within - 1).sum()) / max(n * (n - 1), 1))
+    for j in range(enc.codes.shape[1]):
+        c = enc.codes[:, j]
+        c = c[c != MISSING_CODE]
+        k = np.bincount(c, minlength=int(c.max()) + 1 if c.size else 0).astype(np.float64)
+        counts.append(k)
+        agree.append(float((k * (k - 1)).sum()) / max(c.size * (c.size - 1), 1))
+    u = np.clip(np.asarray(agree, dtype=np.float64), 0.0, 1.0 - 1e-9)
+    disagree = np.minimum(0.0, np.log(1.0 - AGREE_M) - np.log1p(-u))
+    column_weights = np.concatenate([enc.numeric_weights, enc.categorical_weights]).astype(np.float64)
+    return AgreementWeights(tuple(values), tuple(scaled), tuple(counts), disagree, column_weights, tuple(tolerances))
+
+
+# ----------------------------------------------------------------------------- the formula, plainly
+def _levels(query: MatchTable, reference: MatchTable, qi: np.ndarray, ri: np.ndarray, tolerances) -> np.ndarray:
+    """Per pair and column: 3 equal, 2 / 1 within the first / second tolerance, 0 different, -1 missing; ``[k, p]`` int8."""
+    qe, re_ = query.exact[qi], reference.exact[ri]
+    qs, rs = query.encoded.numeric[qi], reference.encoded.numeric[ri]
+    with np.errstate(invalid="ignore"):
+        d = np.abs(qs - rs)  # float32, as the kernel compares
+        num = np.where(d <= np.float32(tolerances[1]), 1, 0)
+        num = np.where(d <= np.float32(tolerances[0]), 2, num)
+        num = np.where(qe == re_, 3, num)
+    num = np.where(np.isnan(qe) | np.isnan(re_), -1, num)
+    qc, rc = query.encoded.codes[qi], reference.encoded.codes[ri]
+    cat = np.where(qc == rc, 3, 0)
+    cat = np.where((qc == MISSING_CODE) | (rc == MISSING_CODE), -1, cat)
+    return np.concatenate([num, cat], axis=1).astype(np.int8)
+
+
+def _terms(levels: np.ndarray, qw: dict[str, np.ndarray], qi: np.ndarray, pn: int) -> np.ndarray:
+    """float64 weight of each (pair, column) from its level."""
+    equal, dis = qw["equal"][qi], qw["disagree"][qi]
+    out = np.where(levels == 3, equal, np.where(levels == 0, dis, 0.0))
+    if pn:
+        close = qw["close"][qi]
+        num = out[:, :pn]
+        num = np.where(levels[:, :pn] == 2, close[:, :, 0], num)
+        out[:, :pn] = np.where(levels[:, :pn] == 1, close[:, :, 1], num)
+    return out
+
+
+def pair_scores(
+    weights: AgreementWeights, query: MatchTable, reference: MatchTable, query_rows: np.ndarray, reference_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """float64 score and agreement pattern (:data:`EQUAL`, ...; int8 ``[k, p]``) of the pairs ``(query_rows[k],
+    reference_rows[k])``."""
+    qi = np.asarray(query_rows, dtype=np.int64)
+    ri = np.asarray(reference_rows, dtype=np.int64)
+    levels = _levels(query, reference, qi, ri, weights.tolerances)
+    qw = weights.query_weights(query.rows(np.unique(qi)) if qi.size else query.rows(qi))
+    local = np.searchsorted(np.unique(qi), qi) if qi.size else qi
+    score = _terms(levels, qw, local, query.encoded.numeric.shape[1]).sum(axis=1)
+    pattern = np.select([levels == 3, levels >= 1, levels == 0], [EQUAL, CLOSE, DISAGREE], MISSING).astype(np.int8)
+    return score, pattern
+
+
+def agreement_matrix(weights: AgreementWeights, query: MatchTable, reference: MatchTable) -> np.ndarray:
+    """Every pair's score, ``[n_query, n_reference]`` float64: the formula read plainly (small tables; tests)."""
+    n, m = query.n_rows, reference.n_rows
+    qi, ri = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
+    return pair_scores(weights, query, reference, qi, ri)[0].reshape(n, m)
+
+
+# ----------------------------------------------------------------------------- the engine
+def _exact_keys(query: MatchTable, reference: MatchTable) -> tuple[np.ndarray, np.ndarray]:
+    """int32 codes of the exact numbers, shared by the two tables (equal values, equal codes; missing -1)."""
+    pn = query.exact.shape[1]
+    qk = np.full((query.n_rows, pn), -1, dtype=np.int32)
+    rk = np.full((reference.n_rows, pn), -1, dtype=np.int32)
+    for j in range(pn):
+        q, r = query.exact[:, j], reference.exact[:, j]
+        both = np.concatenate([q[~np.isnan(q)], r[~np.isnan(r)]])
+        uniq = np.unique(both)
+        qk[:, j] = np.where(np.isnan(q), -1, np.searchsorted(uniq, np.nan_to_num(q)))
+        rk[:, j] = np.where(np.isnan(r), -1, np.searchsorted(uniq, np.nan_to_num(r)))
+    return qk, rk
+
+
+def _sort_columns(weights: AgreementWeights, reference: MatchTable) -> list[int]:
+    """The columns by their mean equality weight over the reference (most informative first)."""
+    qw = weights.query_weights(reference.rows(np.arange(min(reference.n_rows, 20_000))))
+    return [int(j) for j in np.argsort(-qw["equal"].mean(axis=0), kind="stable")[:_SORT_KEYS]]
+
+
+def _sort_order(keys_r: list[np.ndarray], keys_q: list[np.ndarray], m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(r_order, q_order, q_pos)``: both tables sorted by the same keys, each query's place among the reference rows."""
+    merged_keys = [np.concatenate([r, q]) for r, q in zip(keys_r, keys_q, strict=True)]
+    merged = np.lexsort(merged_keys[::-1]) if merged_keys else np.arange(m + keys_q[0].size if keys_q else m)
+    is_ref = merged < m
+    before: np.ndarray = np.cumsum(is_ref) - is_ref
+    return merged[is_ref].astype(np.int64), (merged[~is_ref] - m).astype(np.int64), before[~is_ref].astype(np.int64)
+
+
+def _block_bounds(r_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.ndarray, ...]:
+    """Per block: numeric min / max (missing left out), whether a value is missing, and a bit mask of the codes."""
+    m = r_num.shape[0]
+    starts = np.arange(0, m, block)
+    nan = np.isnan(r_num)
+    if r_num.shape[1]:
+        lo = np.minimum.reduceat(np.where(nan, np.inf, r_num), starts, axis=0).astype(np.float32)
+        hi = np.maximum.reduceat(np.where(nan, -np.inf, r_num), starts, axis=0).astype(np.float32)
+        nmiss = np.logical_or.reduceat(nan, starts, axis=0)
+    else:
+        lo = hi = np.zeros((starts.size, 0), dtype=np.float32)
+        nmiss = np.zeros((starts.size, 0), dtype=bool)
+    if r_cat.shape[1]:
+        bits = np.where(r_cat >= 0, np.left_shift(np.int64(1), np.clip(r_cat, 0, _MASK_OVERFLOW_BIT).astype(np.int64)), 0)
+        mask = np.bitwise_or.reduceat(bits, starts, axis=0)
+        cmiss = np.logical_or.reduceat(r_cat == MISSING_CODE, starts, axis=0)
+    else:
+        mask = np.zeros((starts.size, 0), dtype=np.int64)
+        cmiss = np.zeros((starts.size, 0), dtype=bool)
+    c = np.ascontiguousarray
+    return c(lo), c(hi), c(nmiss.astype(np.uint8)), c(mask), c(cmiss.astype(np.uint8))
+
+
+@numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
+def _upper_bound(q, b, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, mask, cmiss):
+    """An upper bound of query q's score over every row of block b (exact pruning)."""
+    zero = np.float32(0.0)
+    ub = zero
+    for j in range(q_num.shape[1]):
+        x = q_num[q, j]
+        gap = lo[b, j] - x if x < lo[b, j] else (x - hi[b, j] if x > hi[b, j] else zero)
+        if gap <= zero:
+            u = weq_n[q, j]
+        elif gap <= tol1:
+            u = wc1[q, j]
+        elif gap <= tol2:
+            u = wc2[q, j]
+        else:
+            u = wdis_n[q, j]
+        if nmiss[b, j] and u < zero:
+            u = zero
+        ub += u
+    for j in range(q_cat.shape[1]):
+        c = q_cat[q, j]
+        u = wdis_c[q, j]
+        if c >= 0:
+            bit = min(c, _MASK_OVERFLOW_BIT)
+            if ((mask[b, j] >> bit) & 1) == 1:
+                u = weq_c[q, j]
+        if cmiss[b, j] and u < zero:
+            u = zero
+        ub += u
+    return ub
+
+
+@numba.njit(parallel=True, fastmath=True, nogil=True, boundscheck=False, cache=NUMBA_CACHE)
+def _agreement_kernel(  # pragma: no cover - compiled by numba
+    q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c,
+    r_num_t, r_key_t, r_cat_t, r_num_ok_t, r_cat_ok_t, r_missing,
+    tol1, tol2, block, start_block, r_order, lo, hi, nmiss, mask, cmiss,
+    best_s, best_i,
+):  # fmt: skip
+    # Queries come padded to a multiple of 4 (padding rows have weight 0); group t starts its
+    # scan at block start_block[t] (where similar references sit) and wraps around.
+    n = q_num.shape[0]
+    pn = q_num.shape[1]
+    pc = q_cat.shape[1]
+    m = r_order.shape[0]
+    n_blocks = (m + block - 1) // block
+    zero = np.float32(0.0)
+    for t in numba.prange(n // 4):
+        q = 4 * t
+        acc = np.empty((4, block), dtype=np.float32)
+        bs = np.full(4, -np.inf, dtype=np.float32)
+        bi = np.full(4, m, dtype=np.int64)
+        for bb in range(n_blocks):
+            b = (start_block[t] + bb) % n_blocks
+            if bb > 0:
+                skip = True
+                for i in range(4):
+                    ub = _upper_bound(q + i, b, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2,
+                                      lo, hi, nmiss, mask, cmiss)  # fmt: skip
+                    if ub >= bs[i] - np.float32(1e-4) - np.float32(1e-5) * abs(bs[i]):
+                        skip = False
+                        break
+                if skip:
+                    continue
+            r0 = b * block
+            r1 = min(m, r0 + block)
+            width = r1 - r0
+            a0 = acc[0, :width]
+            a1 = acc[1, :width]
+            a2 = acc[2, :width]
+            a3 = acc[3, :width]
+            for k in range(width):
+                a0[k] = zero
+                a1[k] = zero
+                a2[k] = zero
+                a3[k] = zero
+            for j in range(pn):
+                x0, x1, x2, x3 = q_num[q, j], q_num[q + 1, j], q_num[q + 2, j], q_num[q + 3, j]
+                k0, k1, k2, k3 = q_key[q, j], q_key[q + 1, j], q_key[q + 2, j], q_key[q + 3, j]
+                e0, e1, e2, e3 = weq_n[q, j], weq_n[q + 1, j], weq_n[q + 2, j], weq_n[q + 3, j]
+                c0, c1, c2, c3 = wc1[q, j], wc1[q + 1, j], wc1[q + 2, j], wc1[q + 3, j]
+                f0, f1, f2, f3 = wc2[q, j], wc2[q + 1, j], wc2[q + 2, j], wc2[q + 3, j]
+                d0, d1, d2, d3 = wdis_n[q, j], wdis_n[q + 1, j], wdis_n[q + 2, j], wdis_n[q + 3, j]
+                col = r_num_t[j, r0:r1]
+                key = r_key_t[j, r0:r1]
+                if r_missing:
+                    ok = r_num_ok_t[j, r0:r1]
+                    for k in range(width):
+                        v = col[k]
+                        kk = key[k]
+                        o = ok[k]
+                        g = abs(x0 - v)
+                        a0[k] += o * (e0 if kk == k0 else (c0 if g <= tol1 else (f0 if g <= tol2 else d0)))
+                        g = abs(x1 - v)
+                        a1[k] += o * (e1 if kk == k1 else (c1 if g <= tol1 else (f1 if g <= tol2 else d1)))
+                        g = abs(x2 - v)
+                        a2[k] += o * (e2 if kk == k2 else (c2 if g <= tol1 else (f2 if g <= tol2 else d2)))
+                        g = abs(x3 - v)
+                        a3[k] += o * (e3 if kk == k3 else (c3 if g <= tol1 else (f3 if g <= tol2 else d3)))
+                else:
+                    for k in range(width):
+                        v = col[k]
+                        kk = key[k]
+                        g = abs(x0 - v)
+                        a0[k] += e0 if kk == k0 else (c0 if g <= tol1 else (f0 if g <= tol2 else d0))
+                        g = abs(x1 - v)
+                        a1[k] += e1 if kk == k1 else (c1 if g <= tol1 else (f1 if g <= tol2 else d1))
+                        g = abs(x2 - v)
+                        a2[k] += e2 if kk == k2 else (c2 if g <= tol1 else (f2 if g <= tol2 else d2))
+                        g = abs(x3 - v)
+                        a3[k] += e3 if kk == k3 else (c3 if g <= tol1 else (f3 if g <= tol2 else d3))
+            for j in range(pc):
+                k0, k1, k2, k3 = q_cat[q, j], q_cat[q + 1, j], q_cat[q + 2, j], q_cat[q + 3, j]
+                e0, e1, e2, e3 = weq_c[q, j], weq_c[q + 1, j], weq_c[q + 2, j], weq_c[q + 3, j]
+                d0, d1, d2, d3 = wdis_c[q, j], wdis_c[q + 1, j], wdis_c[q + 2, j], wdis_c[q + 3, j]
+                col_c = r_cat_t[j, r0:r1]
+                if r_missing:
+                    ok = r_cat_ok_t[j, r0:r1]
+                    for k in range(width):
+                        v = col_c[k]
+                        o = ok[k]
+                        a0[k] += o * (e0 if v == k0 else d0)
+                        a1[k] += o * (e1 if v == k1 else d1)
+                        a2[k] += o * (e2 if v == k2 else d2)
+                        a3[k] += o * (e3 if v == k3 else d3)
+                else:
+                    for k in range(width):
+                        v = col_c[k]
+                        a0[k] += e0 if v == k0 else d0
+                        a1[k] += e1 if v == k1 else d1
+                        a2[k] += e2 if v == k2 else d2
+                        a3[k] += e3 if v == k3 else d3
+            for i in range(4):
+                a = acc[i, :width]
+                top = a[0]
+                for k in range(width):
+                    top = max(top, a[k])
+                if top >= bs[i]:
+                    for k in range(width):
+                        row = r_order[r0 + k]
+                        if a[k] > bs[i] or (a[k] == bs[i] and row < bi[i]):
+                            bs[i] = a[k]
+                            bi[i] = row
+        for i in range(4):
+            best_s[q + i] = bs[i]
+            best_i[q + i] = bi[i]
+
+
+def _engine(
+    query: MatchTable, reference: MatchTable, weights: AgreementWeights, *, progress: ProgressFn | None
+) -> np.ndarray:
+    """The best reference row of every query (the numba scan; ties in float32 to the lowest row)."""
+    n, m = query.n_rows, reference.n_rows
+    pn = query.encoded.numeric.shape[1]
+    qk, rk = _exact_keys(query, reference)
+    qw = weights.query_weights(query)
+    f32 = np.float32
+    r_num = reference.encoded.numeric
+    r_cat = reference.encoded.codes
+    r_nan = np.isnan(r_num)
+    r_missing = bool(r_nan.any() or (r_cat == MISSING_CODE).any())
+    cols = _sort_columns(weights, reference)
+
+    def keys(table: MatchTable) -> list[np.ndarray]:
+        num, cat = table.encoded.numeric, table.encoded.codes
+        return [np.nan_to_num(num[:, j], nan=np.inf) if j < pn else cat[:, j - pn] for j in cols]
+
+    r_order, q_order, q_pos = _sort_order(keys(reference), keys(query), m)
+    pad = (-n) % _TILE
+
+    def q_arr(x: np.ndarray, dtype: Any) -> np.ndarray:
+        x = x[q_order]
+        if pad:
+            x = np.concatenate([x, np.zeros((pad, *x.shape[1:]), dtype=x.dtype)])
+        return np.ascontiguousarray(x, dtype=dtype)
+
+    q_num = q_arr(np.nan_to_num(query.encoded.numeric), f32)
+    args_q = (
+        q_num, q_arr(qk, np.int32), q_arr(query.encoded.codes, np.int32),
+        q_arr(qw["equal"][:, :pn], f32), q_arr(qw["close"][:, :, 0], f32), q_arr(qw["close"][:, :, 1], f32),
+        q_arr(qw["disagree"][:, :pn], f32), q_arr(qw["equal"][:, pn:], f32), q_arr(qw["disagree"][:, pn:], f32),
+    )  # fmt: skip
+    r_num_s, r_cat_s = r_num[r_order], r_cat[r_order]
+    lo, hi, nmiss, mask, cmiss = _block_bounds(r_num_s, r_cat_s, _BLOCK)
+    t = np.ascontiguousarray
+    args_r = (
+        t(np.nan_to_num(r_num_s).T, dtype=f32), t(rk[r_order].T, dtype=np.int32), t(r_cat_s.T, dtype=np.int32),
+        t((~r_nan[r_order]).T, dtype=f32), t((r_cat_s != MISSING_CODE).T, dtype=f32), r_missing,
+        f32(weights.tolerances[0]), f32(weights.tolerances[1]), _BLOCK,
+    )  # fmt: skip
+    n_blocks = (m + _BLOCK - 1) // _BLOCK
+    pos = np.concatenate([q_pos, np.full(pad, q_pos[-1] if n else 0, dtype=np.int64)])
+    start_block = np.minimum(pos[::_TILE] // _BLOCK, n_blocks - 1).astype(np.int64)
+    n_pad = n + pad
+    best_s = np.empty(n_pad, dtype=np.float32)
+    best_i = np.empty(n_pad, dtype=np.int64)
+    report = as_progress(progress)
+    chunk = max(2048, _TILE * 128 * numba.get_num_threads())
+    for s0 in range(0, n_pad, chunk):
+        s1 = min(n_pad, s0 + chunk)
+        sl = slice(s0, s1)
+        with NUMBA_LOCK:
+            _agreement_kernel(  # type: ignore[call-arg]
+                *(a[sl] for a in args_q), *args_r, start_block[s0 // _TILE : s1 // _TILE], r_order,
+                lo, hi, nmiss, mask, cmiss, best_s[sl], best_i[sl],
+            )  # fmt: skip
+        done = min(s1, n)
+        report(done / max(n, 1), f"best-matching row: {done:,} of {n:,} records")
+    rows = np.empty(n, dtype=np.int64)
+    rows[q_order] = best_i[:n]
+    return rows
+
+
+def best_agreement(
+    query: MatchTable,
+    reference: MatchTable,
+    weights: AgreementWeights,
+    *,
+    client: Any = None,
+    progress: ProgressFn | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each query record's best-matching reference row: ``(score, row)``, float64 and int64.
+
+    The pruned, tiled float32 scan of the module docstring picks the row (ties to the lowest
+    row); its score is then recomputed in float64. With a Dask ``client`` the query blocks and
+    reference blocks are tasks on the cluster, reduced by score then row.
+    """
+    check_same_encoding(query.encoded, reference.encoded)
+    n = query.n_rows
+    if n == 0 or reference.n_rows == 0:
+        return np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
+    if client is None:
+        rows = _engine(query, reference, weights, progress=progress)
+    else:
+        rows = _on_cluster(query, reference, weights, client=client, progress=progress)
+    return pair_scores(weights, query, reference, np.arange(n), rows)[0], rows
+
+
+# ----------------------------------------------------------------------------- on a Dask cluster
+def _block_best(query: MatchTable, reference: MatchTable, weights: AgreementWeights, rows: np.ndarray) -> tuple:
+    """One task: the engine over one reference block; (float64 score, global row)."""
+    match_worker_threads()
+    local = _engine(query, reference, weights, progress=None)
+    score = pair_scores(weights, query, reference, np.arange(query.n_rows), local)[0]
+    return score, rows[local]
+
+
+def _on_cluster(
+    query: MatchTable, reference: MatchTable, weights: AgreementWeights, *, client: Any, progress: ProgressFn | None
+) -> np.ndarray:
+    """The reference rows chosen by the engine run as (query block, reference block) tasks on the cluster."""
+    from audit_core.common.cluster import n_workers, run_tasks
+
+    n, m = query.n_rows, reference.n_rows
+    report = as_progress(progress)
+    size = min(_QUERY_BLOCK_ROWS, max(1024, -(-n // max(1, 4 * n_workers(client)))))
+    q_blocks = [slice(s, min(n, s + size)) for s in range(0, n, size)]
+    w_future = client.scatter(weights, broadcast=True, hash=False)
+    r_blocks = []
+    for s in range(0, m, REFERENCE_BLOCK_ROWS):
+        part = np.arange(s, min(m, s + REFERENCE_BLOCK_ROWS))
+        r_blocks.append((client.scatter(reference.rows(part), broadcast=True, hash=False), part))
+    tasks, which = [], []
+    for qi, sl in enumerate(q_blocks):
+        q_future = client.scatter(query.rows(np.arange(sl.start, sl.stop)), broadcast=True, hash=False)
+        for ref_future, part in r_blocks:
+            tasks.append((q_future, ref_future, w_future, part))
+            which.append((qi, part))
+
+    def inputs_again(i: int) -> tuple:  # a worker died with the scattered blocks: scatter task i's own anew
+        qi, part = which[i]
+        sl = q_blocks[qi]
+        return (client.scatter(query.rows(np.arange(sl.start, sl.stop)), hash=False),
+                client.scatter(reference.rows(part), hash=False), client.scatter(weights, hash=False), part)  # fmt: skip
+
+    done = [0]
+
+    def tick(_i: int, _result: Any) -> None:
+        done[0] += 1
+        report(done[0] / len(tasks), f"best-matching row: {done[0]} of {len(tasks)} blocks on the cluster")
+
+    labels = [f"agreement block {qi + 1}/{len(q_blocks)}" for qi, _ in which]
+    parts = run_tasks(client, _block_best, tasks, labels=labels, on_done=tick, inputs_again=inputs_again)
+    best = np.full(n, -np.inf)
+    rows = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    for (qi, _), (score, row) in zip(which, parts, strict=True):
+        sl = q_blocks[qi]
+        take = (score > best[sl]) | ((score == best[sl]) & (row < rows[sl]))
+        best[sl] = np.where(take, score, best[sl])
+        rows[sl] = np.where(take, row, rows[sl])
+    return rows
+
+
+# ----------------------------------------------------------------------------- the public entry on data frames
+@dataclass(frozen=True)
+class BestMatches:
+    """Each record's best-matching synthetic row by rarity-weighted agreement (:func:`best_matches`).
+
+    Attributes
+    ----------
+    columns : tuple of str
+        The compared columns, in the order of ``pattern``'s columns (numeric block first).
+    score : numpy.ndarray
+        float64 ``[n]``: the agreement score of the best-matching synthetic row (higher = closer).
+    row : numpy.ndarray
+        int64 ``[n]``: that row's position in the synthetic table.
+    n_equal : numpy.ndarray
+        int64 ``[n]``: its number of columns exactly equal to the record's.
+    pattern : numpy.ndarray
+        int8 ``[n, len(columns)]``: per column :data:`EQUAL` (2), :data:`CLOSE` (1: a number
+        within 6 % of the range), :data:`DISAGREE` (0) or :data:`MISSING` (-1: missing on either side).
+    """
+
+    columns: tuple[str, ...]
+    score: np.ndarray = field(repr=False)
+    row: np.ndarray = field(repr=False)
+    n_equal: np.ndarray = field(repr=False)
+    pattern: np.ndarray = field(repr=False)
+
+
+def best_matches(
+    records: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    reference: pd.DataFrame,
+    *,
+    types: ColumnTypes | None = None,
+    client: Any = None,
+    progress: ProgressFn | None = None,
+) -> BestMatches:
+    """Per real record: the rarity-weighted agreement score of its best-matching synthetic row, and how it agrees.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        The real records to score (members, non-members or both).
+    synthetic : pandas.DataFrame
+        The synthetic table.
+    reference : pandas.DataFrame
+        Records of the population the weights are fitted on (the auxiliary table, or the
+        holdout): how often each value occurs there sets how much agreeing on it weighs.
+    types : ColumnTypes, optional
+        Column types (inferred from ``records`` when None).
+    client : distributed.Client, optional
+        Run the scan on this Dask cluster (same numbers).
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    BestMatches
+        ``score``, ``row``, ``n_equal`` and ``pattern``, one entry per record, in order.
+        The Gower ranges are fitted on ``records`` and ``reference`` together, never on the
+        synthetic table; the tables must share the compared columns (aligned as the audit
+        aligns them: :func:`audit_core.common.alignment.align_tables`).
+    """
+    from audit_core.common.alignment import align_tables
+
+    types = infer_column_types(records) if types is None else types
+    aligned = align_tables({"records": records, "reference": reference, "synthetic": synthetic}, types=types)
+    encoding = encode_for_gower([aligned["records"], aligned["reference"]], types=aligned.types)
+    query, syn, ref = (match_table(encoding, aligned[name]) for name in ("records", "synthetic", "reference"))
+    weights = fit_weights(ref)
+    score, row = best_agreement(query, syn, weights, client=client, progress=progress)
+    pattern = pair_scores(weights, query, syn, np.arange(query.n_rows), row)[1]
+    return BestMatches(columns=query.columns, score=score, row=row, n_equal=(pattern == EQUAL).sum(axis=1).astype(np.int64),
+                       pattern=pattern)  # fmt: skip
