@@ -46,6 +46,7 @@ ATTACK_COLORS: dict[str, str] = {
     "realistic": "#0072B2",
     "distance_threshold": "#000000",
     "domias": "#E69F00",
+    "learned": "#CC79A7",
     "naive": "#E69F00",
     "post_processed": "#0072B2",
     "post_processed_t": "#56B4E9",

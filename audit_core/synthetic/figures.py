@@ -57,6 +57,7 @@ ATTACK_LABELS: dict[str, str] = {
     "realistic": "Realistic KDE (auxiliary data)",
     "distance_threshold": "Method 1: distance < median",
     "domias": "DOMIAS-style density ratio (1-NN)",
+    "learned": "Learned attacker (gradient boosting, cross-fitted)",
 }
 """Plain names of the attacks, for figures, tables and the verdict."""
 
@@ -154,7 +155,7 @@ def p_member_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
 
 def roc_figure(audit: SyntheticAudit) -> go.Figure:
     """One log-log ROC: the KDE attacks (and the density ratio) as curves, Method 1 as points."""
-    names = [k for k in (*_KDE_ATTACKS, "domias") if k in audit.attacks]
+    names = [k for k in (*_KDE_ATTACKS, "domias", "learned") if k in audit.attacks]
     curves = [(ATTACK_LABELS[k], audit.attacks[k].curve) for k in names]
     colors = {ATTACK_LABELS[k]: ATTACK_COLORS[k] for k in names}
     m1 = audit.distance_threshold.metrics

@@ -64,7 +64,7 @@ def _pct(x: float) -> str:
 
 
 #: Attacks whose TPR at 1 % FPR feeds the verdict (every scored attack the page shows).
-_VERDICT_ATTACKS = ("true_distribution", "realistic", "domias")
+_VERDICT_ATTACKS = ("true_distribution", "realistic", "domias", "learned")
 
 #: What to do about each kind of finding, in words a steward can act on.
 _NEXT_STEPS = {
