@@ -115,8 +115,9 @@ def cross_fit_learned(features: np.ndarray, is_member: np.ndarray, folds: np.nda
 
     Histogram gradient boosting (scikit-learn; 100 rounds of 8-leaf trees, at least 10 records per leaf, L2 1.0:
     small leaves, so that a few dozen exposed members can make one; at 40 per leaf 3-field near-copies of 5 % of the
-    members reached TPR 2.1 % at 1 % FPR, at 10 per leaf 3.3 %, the best single feature 3.5 %), fitted on at most :data:`_TRAIN_PER_CLASS` members and as many non-members of the other folds, on
-    one thread: its OpenMP threads on a busy 2-core machine took 29 s where one thread took 2 s (20,000 records).
+    members reached TPR 2.1 % at 1 % FPR, at 10 per leaf 3.3 %, the best single feature 3.5 %), fitted on at most
+    :data:`_TRAIN_PER_CLASS` members and as many non-members of the other folds, on one thread: its OpenMP threads
+    on a busy 2-core machine took 29 s where one thread took 2 s (20,000 records).
     """
     from sklearn.ensemble import HistGradientBoostingClassifier
 
