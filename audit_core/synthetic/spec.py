@@ -250,7 +250,8 @@ def _records(outcome: Outcome[TabularSettings, TabularResult]) -> pd.DataFrame:
     from audit_core.synthetic.result import RECORD_COLUMNS
 
     result = outcome.value
-    records = result.audit.records[list(RECORD_COLUMNS)]
+    extra = [c for c in ("learned_score",) if c in result.audit.records]  # the learned attacker's out-of-fold P(member)
+    records = result.audit.records[[*RECORD_COLUMNS, *extra]]
     return records if result.disclosure is None else add_to_records(records, result.disclosure)
 
 
