@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
+from audit_core.common.decision import times_chance
+
 if TYPE_CHECKING:
     from audit_core.common.roc import TprAtFpr
 
@@ -48,5 +50,8 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
     """
     value = f"{100 * t.tpr:.1f} %" + ("" if t.supported else " ⚠")
     metric_card(label, value, help=HELP["tpr_at_fpr"] + " " + HELP["ci"])
-    note = "" if t.supported else f" (needs {int(np.ceil(10 / t.target_fpr)):,})"
-    st.caption(f"95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it{note}")
+    if t.supported:
+        scale = f"{times_chance(t.tpr, t.target_fpr)} (chance {100 * t.target_fpr:g} %)"
+    else:
+        scale = f"not measurable: {t.n_neg:,} non-members, needs {int(np.ceil(10 / t.target_fpr)):,}"
+    st.caption(f"{scale} · 95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it")

@@ -23,7 +23,7 @@ from audit_core.dp.figures import (
 from audit_core.registry import REGISTRY, TOOLS
 from ui import state
 from ui.cards import metric_card
-from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result
@@ -43,6 +43,8 @@ KEY = state.DpClaim.UPLOADED
 DP_MODEL = TOOLS["dp-audit-model"]
 DpModelSettings = DP_MODEL.settings
 TRAIN_HERE = "Train here with DP-SGD"
+_DP_TERMS = ("differential privacy DP-SGD canary delta accountant ceiling epsilon lower bound one-run test guesses "
+             "member non-member")
 UPLOADED_MODE = "Audit an uploaded model with its canary file"
 
 
@@ -120,9 +122,10 @@ def _show_uploaded(outcome) -> None:
     assumption_caption()
     st.subheader("Downloads")
     outcome_downloads(outcome, key=KEY + ".downloads")
-    remember_result(UPLOADED_PAGE, f"{outcome.inputs.name('model')}: claim epsilon {result.epsilon:g}, "
-                    + ("disproved." if result.disproved else "not disproved."),
-                    {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"})  # fmt: skip
+    remember_result(UPLOADED_PAGE, f"{outcome.inputs.name('model')}: claim epsilon {result.epsilon:g}",
+                    {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"},
+                    decision=outcome.decision())  # fmt: skip
+    glossary_expander(outcome.verdict(), _DP_TERMS)
 
 
 def _uploaded_mode() -> None:
@@ -223,7 +226,9 @@ outcome_downloads(outcome, key="dp_claim.downloads")
 
 remember_result(
     PAGE,
-    f"{outcome.inputs.name('data')}: claim epsilon {result.epsilon:g}, "
-    + ("disproved." if result.disproved else "not disproved."),
-    {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"},
+    f"{outcome.inputs.name('data')}: claim epsilon {result.epsilon:g}",
+    {"epsilon ≥": f"{b.epsilon:.2f}", "without DP: epsilon ≥": f"{result.non_dp.bound.epsilon:.2f}",
+     "ceiling": f"{result.ceiling:.2f}"},
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), _DP_TERMS)

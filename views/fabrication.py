@@ -25,7 +25,7 @@ from audit_core.fabrication.figures import (
 from audit_core.registry import REGISTRY
 from ui import state
 from ui.cards import HELP, metric_card, tpr_card
-from ui.decision import show_decision, threat_cards
+from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, show_input_error
 from ui.session import remember_result, take_autorun
@@ -117,6 +117,11 @@ if mia not in result.mias:
 van = result.mia(mia)
 ar = result.ar_mia(lam=float(lam), mia=mia)
 
+st.divider()
+st.subheader(f"Result: {result.dataset}, {ATTACK_NAMES.get(result.attack, result.attack)} at epsilon {eps255(result.epsilon)}")
+show_decision(outcome.decision(), outcome.verdict())  # first, before every card and warning
+threat_cards(FABRICATION.name)
+
 st.caption(
     f"{result.dataset}: {result.norms.members.size} members, {result.norms.non_members.size} non-members; model accuracy "
     f"{result.model_accuracy['members']:.3f} on members, {result.model_accuracy['non_members']:.3f} on non-members. "
@@ -165,10 +170,9 @@ if not van.tpr_clean[fpr_key].supported or not mfd.tpr_at_fpr[fpr_key].supported
 with st.expander("Every TPR at low FPR, with its 95 % interval (all MIAs, vanilla and AR-MIA, and MFD)"):
     st.dataframe(tpr_table(result, lam=float(lam)), hide_index=True, width="stretch")
 st.info(regime_sentence(result))
-show_decision(outcome.decision(), outcome.verdict())
-threat_cards(FABRICATION.name)
 remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",
-                {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"})
+                {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"},
+                decision=outcome.decision())  # fmt: skip
 
 tabs = st.tabs(["Gallery", "Scores", "Gradient norms", "Vanilla vs AR-MIA", "Regime map", "Attacks", "Adaptive attacker"])
 with tabs[0]:
@@ -195,3 +199,5 @@ with tabs[6]:
     st.caption("An attacker who also keeps the gradient norm up (beta > 0) evades MFD, but the MIA stops being fooled.")
 
 outcome_downloads(outcome, key="fabrication.report")
+glossary_expander(outcome.verdict(), "membership inference MFA MFD AR-MIA lambda epsilon (perturbation) LOSS attack "
+                  "RMIA LiRA reference models AUC TPR at FPR log-ROC 95 % interval member non-member")

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from audit_core.common.decision import times_chance
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
 from audit_core.lira.figures import (
@@ -18,7 +19,7 @@ from audit_core.lira.figures import (
 from audit_core.registry import REGISTRY
 from ui import state
 from ui.cards import HELP, metric_card
-from ui.decision import show_decision, threat_cards
+from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
 from ui.session import remember_result, take_autorun
@@ -88,6 +89,10 @@ ev, sw = result.evaluation, result.sweep
 name = outcome.inputs.name("data")
 
 # ----------------------------------------------------------------------------- results
+st.divider()
+st.subheader(f"Result: {pool.n_models} {pool.model} models on {name}")
+show_decision(outcome.decision(), outcome.verdict())  # first, before every card and warning
+threat_cards(LIRA.name)
 st.caption(
     f"{name}: {pool.n_samples} records, {pool.n_features} features, target '{pool.target}'. "
     f"{pool.n_models} {pool.model} models trained in {pool.seconds:.1f} s; accuracy {pool.train_accuracy.mean():.3f} on "
@@ -107,16 +112,16 @@ for col, (key, label) in zip(cols, short.items(), strict=True):
             f"{100 * ev.tpr[key]:.1f} %",
             help=f"{LABELS[key]}. " + HELP["tpr_at_fpr"],
         )
-        st.caption(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)")
+        null = ev.no_signal_tpr.get(key)
+        st.caption(f"{times_chance(ev.tpr[key], fpr)} · 95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)"
+                   + ("" if null is None else f" · with no signal it reads {100 * null:.1f} %"
+                      + ("" if ev.holds_alpha.get(key, True) else ": does not hold alpha at this M")))  # fmt: skip
         if key == "per_sample_mean":
             st.caption(
                 f"Each record tested against its own out-scores, never fitted on the score counted; "
                 f"FPR it holds: {ev.pooled_fpr[key]:.3f}."
             )
 
-st.subheader("What to report")
-show_decision(outcome.decision(), outcome.verdict())
-threat_cards(LIRA.name)
 
 tab_roc, tab_fpr, tab_m, tab_fpc, tab_rec = st.tabs(
     ["Log-ROC", "Per-record FPR", "How many models?", "Finite-population correction", "Most exposed records"]
@@ -181,4 +186,7 @@ remember_result(
         "PP (t)": f"{100 * ev.tpr['post_processed_t']:.1f} %",
         "per-sample": f"{100 * ev.tpr['per_sample_mean']:.1f} %",
     },
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), "LiRA per-sample FPR PP / post-processed Student-t threshold alpha "
+                  "finite-population correction reference models TPR at FPR log-ROC 95 % interval AUC")

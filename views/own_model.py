@@ -12,7 +12,7 @@ from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmi
 from audit_core.registry import REGISTRY
 from ui import state
 from ui.cards import HELP, metric_card, tpr_card
-from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
@@ -165,5 +165,9 @@ best = audit.best()
 remember_result(
     PAGE,
     f"{outcome.inputs.name('model')}: strongest attack '{best.name}', fidelity {'ok' if audit.fidelity.ok else 'NOT ok'}.",
-    {"AUC": f"{best.auc:.3f}", "TPR at 1 % FPR": f"{best.tpr_at_fpr['0.01'].tpr:.3f}"},
+    {"AUC": f"{best.auc:.3f}", "TPR at 1 % FPR": f"{100 * best.tpr_at_fpr['0.01'].tpr:.1f} %",
+     "epsilon ≥": f"{max(a.epsilon.epsilon for a in audit.attacks.values()):.2f}"},
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), "membership inference member non-member LOSS attack RMIA LiRA reference models "
+                  "AUC TPR at FPR log-ROC 95 % interval epsilon lower bound differential privacy fidelity")

@@ -11,7 +11,7 @@ from audit_core.registry import REGISTRY
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
 from ui import state
 from ui.cards import HELP, metric_card, tpr_card
-from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome
 from ui.session import remember_result
@@ -113,4 +113,7 @@ remember_result(
     PAGE,
     f"{outcome.inputs.name('scores')}: {len(check.attacks)} attack(s); strongest epsilon lower bound from '{best.name}'.",
     {"epsilon ≥": f"{best.epsilon.epsilon:.2f}", "AUC": f"{best.auc:.3f}"},
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), "membership inference member non-member AUC TPR at FPR log-ROC 95 % interval "
+                  "epsilon lower bound differential privacy delta ceiling")

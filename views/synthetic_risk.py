@@ -163,31 +163,42 @@ def _metric_cards(audit) -> None:
 
 
 def _verbatim_cards(audit) -> None:
-    """Real records in the synthetic table: one count per real table, the rare copies, the near-copy scan."""
-    v, link = audit.verbatim, audit.linkage
+    """Real records in the synthetic table, each count named as the decision names it, beside its reference."""
+    v, link, test = audit.verbatim, audit.linkage, audit.copy_test
     if v is None:
         return
     with st.container(border=True):
-        st.markdown("**Real records in the synthetic table** (whole tables; a synthetic row equal to a real record "
-                    "publishes it)")  # fmt: skip
+        st.markdown("**Real records copied into the synthetic table** (whole tables; a synthetic row equal to a real "
+                    "record publishes it; every compared column equal, missing equal to missing)")  # fmt: skip
         cols = st.columns(5)
-        aux = "n/a" if v.in_auxiliary is None else f"{v.in_auxiliary:,}"
+        aux = audit.overlaps.get("auxiliary_in_synthetic")
         cards = [
-            ("= a training record", f"{v.in_train:,}", f"Synthetic rows equal to a training row, of {v.n_synthetic:,}. "
-             f"{v.train_copied:,} training rows have a copy (the exact-copy test's count)."),
-            ("= a holdout record", f"{v.in_holdout:,}", "Synthetic rows equal to a holdout row (real non-members)."),
-            ("= an auxiliary record", aux, "Synthetic rows equal to an auxiliary row (real non-members)."),
-            ("rare training copies", f"{v.rare_train_copied:,}", "Copied training records whose values no holdout or "
-             "auxiliary record shares: not explained by the population's own duplicates."),
+            ("training records copied verbatim", f"{test.train_copies:,}",
+             f"{100 * test.train_rate:.1f} % of {test.n_train:,} (holdout {100 * test.holdout_rate:.1f} %)",
+             f"Training rows with an identical row in the synthetic table: the count the decision and the report name. "
+             f"They sit in {v.in_train:,} of the {v.n_synthetic:,} synthetic rows (identical training rows share one "
+             "copy)."),
+            ("holdout records copied verbatim", f"{test.holdout_copies:,}",
+             f"{100 * test.holdout_rate:.1f} % of {test.n_holdout:,}: the chance rate",
+             "Holdout rows (real non-members) with an identical synthetic row: how often a record appears by chance."),
+            ("auxiliary records copied verbatim", "n/a" if aux is None else f"{aux.rows:,}",
+             "" if aux is None else f"{100 * aux.share:.1f} % of {aux.of:,}",
+             "Auxiliary rows (real non-members) with an identical synthetic row."),
+            ("of the training copies, rare", f"{v.rare_train_copied:,}", f"of {test.train_copies:,} copied",
+             "Copied training records whose values no holdout or auxiliary record shares: not explained by the "
+             "population's own duplicates."),
         ]  # fmt: skip
         if link is not None:
             k = link.best
-            cards.append(("near-copies (linkage)", f"{link.members_near[k]:,} vs {link.non_members_near[k]:,}",
+            cards.append(("near-copies (record linkage)", f"{link.members_near[k]:,}",
+                          f"members; non-members {link.non_members_near[k]:,}",
                           f"{TERMS['record linkage']} Members vs non-members agreeing with a synthetic record on nearly "
                           f"every column ({link.tests[k]}); p = {link.p_value:.3g} over the scan."))  # fmt: skip
-        for col, (label, value, help_text) in zip(cols, cards, strict=False):
+        for col, (label, value, reference, help_text) in zip(cols, cards, strict=False):
             with col:
                 metric_card(label, value, help=help_text)
+                if reference:
+                    st.caption(reference)
 
 
 def _exposed(audit) -> None:
@@ -267,6 +278,12 @@ except InputError as exc:
 
 request = st.session_state.pop(state.Synthetic.ASKED, None)  # the disclosure form's, from the last run
 if loaded is not None:
+    try:  # mismatched columns: one sentence now, not after "Run"
+        TABULAR.check(Inputs(*loaded), TabularSettings())
+    except InputError as exc:
+        show_input_error(exc)
+        loaded = None
+if loaded is not None:
     tables, paths = loaded
     st.caption(" · ".join(f"{role}: {len(df):,} rows × {df.shape[1]} columns" for role, df in tables.items()))
     with st.form("synthetic.run_form"):
@@ -280,8 +297,7 @@ if loaded is not None:
 if request is None and state.Synthetic.RESULT not in st.session_state:
     st.stop()
 st.divider()
-st.subheader(f"Result: {source}")
-decision_slot = st.container()  # the release decision goes first, once the re-score knobs below have been read
+decision_slot = st.container()  # the heading and the decision go first, once the re-score knobs below have been read
 with st.container(border=True):
     st.markdown("**Re-score instantly** (distances are kept; only the 1-D densities are refitted)")
     c1, c2, c3 = st.columns(3)
@@ -347,6 +363,7 @@ with st.expander("Singling out, linkability and attribute inference (Giomi et al
         st.plotly_chart(risk_figure(disclosure), width="stretch")
 
 with decision_slot:
+    st.subheader(f"Result: {outcome.inputs.name('synthetic')}")
     show_decision(outcome.decision(), outcome.verdict())
     threat_cards(TABULAR.name)
     _verbatim_cards(audit)
@@ -358,12 +375,13 @@ outcome_downloads(outcome, key="synthetic")
 true = audit.attacks["true_distribution"]
 remember_result(
     PAGE,
-    f"{source}: " + outcome.verdict().split(".")[0] + ".",
+    f"{source}",
     {
         "AUC (true)": f"{true.auc:.3f}",
         "TPR @ 1 % FPR": f"{100 * true.tpr_at_fpr['0.01'].tpr:.1f} %",
-        "training rows copied (whole table)": f"{audit.copy_test.train_copies:,}" if audit.copy_test else "n/a",
+        "training records copied verbatim": f"{audit.copy_test.train_copies:,}" if audit.copy_test else "n/a",
     },
+    decision=outcome.decision(),
 )
 
 glossary_expander(outcome.verdict(), *ATTACK_LABELS.values(), "Gower distance KDE bandwidth prior AUC TPR at FPR "

@@ -80,9 +80,13 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
     edges = np.linspace(0.0, upper, 61)
     fig = go.Figure()
     groups = (("members", member, post.members, MEMBER), ("non-members", ~member, post.non_members, NON_MEMBER))
+    verbatim = audit.verbatim_copies
     for name, mask, dens, color in groups:
         values = d[mask & pos]
         copies = int((mask & ~pos).sum())
+        copied = verbatim["members" if name == "members" else "non_members"]
+        zero = f"{copied:,} copied verbatim" + (f" + {copies - copied:,} equal where both rows have a value"
+                                                if copies > copied else "")  # fmt: skip
         counts, _ = np.histogram(values, bins=edges)
         width = np.diff(edges)
         y = counts / max(values.size, 1) / width
@@ -91,7 +95,7 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
                 x=(edges[:-1] + edges[1:]) / 2,
                 y=y,
                 width=width,
-                name=f"{name}: histogram (n={values.size}; {copies} more at distance 0)",
+                name=f"{name}: histogram of {values.size:,}; at distance 0: {zero}",
                 marker_color=color,
                 opacity=0.35,
             )
