@@ -22,7 +22,7 @@ from audit_core.dp.figures import (
 )
 from audit_core.registry import REGISTRY, TOOLS
 from ui import state
-from ui.cards import metric_card
+from ui.cards import CHART, metric_card, show_table
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
@@ -115,10 +115,10 @@ def _show_uploaded(outcome) -> None:
         model = result.model
         metric_card("canaries included", f"{int(result.canaries.included.sum()):,} of {result.canaries.m:,}",
                     help=f"Model {model['file']}: {model['description']}; sha256 {model['sha256']}.")  # fmt: skip
-    st.plotly_chart(uploaded_epsilon_figure(result), width="stretch")
-    st.plotly_chart(uploaded_score_figure(result), width="stretch")
+    st.plotly_chart(uploaded_epsilon_figure(result), width="stretch", config=CHART)
+    st.plotly_chart(uploaded_score_figure(result), width="stretch", config=CHART)
     with st.expander("Every number of guesses r (each tested at 5 % / grid size)"):
-        st.dataframe(uploaded_guesses_table(result), hide_index=True, width="stretch")
+        show_table(uploaded_guesses_table(result))
     assumption_caption()
     st.subheader("Downloads")
     outcome_downloads(outcome, key=KEY + ".downloads")
@@ -212,14 +212,14 @@ with cols[4]:
     metric_card("without DP: epsilon ≥", f"{result.non_dp.bound.epsilon:.2f}",
                 help="The same model, the same canaries, trained without clipping or noise.")  # fmt: skip
 
-st.plotly_chart(epsilon_figure(result), width="stretch")
+st.plotly_chart(epsilon_figure(result), width="stretch", config=CHART)
 left, right = st.columns(2)
-left.plotly_chart(score_figure(result, which="dp"), width="stretch")
-right.plotly_chart(score_figure(result, which="non_dp"), width="stretch")
+left.plotly_chart(score_figure(result, which="dp"), width="stretch", config=CHART)
+right.plotly_chart(score_figure(result, which="non_dp"), width="stretch", config=CHART)
 st.markdown("**Both models**")
-st.dataframe(summary_table(result), hide_index=True, width="stretch")
+show_table(summary_table(result))
 with st.expander("Every number of guesses r (each tested at 5 % / grid size)"):
-    st.dataframe(guesses_table(result), hide_index=True, width="stretch")
+    show_table(guesses_table(result))
 
 st.subheader("Downloads")
 outcome_downloads(outcome, key="dp_claim.downloads")

@@ -24,7 +24,7 @@ from audit_core.fabrication.figures import (
 )
 from audit_core.registry import REGISTRY
 from ui import state
-from ui.cards import HELP, metric_card, tpr_card
+from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, show_input_error
@@ -168,7 +168,7 @@ if not van.tpr_clean[fpr_key].supported or not mfd.tpr_at_fpr[fpr_key].supported
         "little they say."
     )
 with st.expander("Every TPR at low FPR, with its 95 % interval (all MIAs, vanilla and AR-MIA, and MFD)"):
-    st.dataframe(tpr_table(result, lam=float(lam)), hide_index=True, width="stretch")
+    show_table(tpr_table(result, lam=float(lam)))
 st.info(regime_sentence(result))
 remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",
                 {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"},
@@ -176,26 +176,26 @@ remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} 
 
 tabs = st.tabs(["Gallery", "Scores", "Gradient norms", "Vanilla vs AR-MIA", "Regime map", "Attacks", "Adaptive attacker"])
 with tabs[0]:
-    st.plotly_chart(gallery_figure(result), width="stretch")
+    st.plotly_chart(gallery_figure(result), width="stretch", config=CHART)
 with tabs[1]:
-    st.plotly_chart(score_histogram(result, mia=mia), width="stretch")
+    st.plotly_chart(score_histogram(result, mia=mia), width="stretch", config=CHART)
 with tabs[2]:
-    st.plotly_chart(grad_norm_histogram(result), width="stretch")
+    st.plotly_chart(grad_norm_histogram(result), width="stretch", config=CHART)
     med = result.norms.medians()
     st.caption(f"Median gradient norm: members {med['members']:.3g}, non-members {med['non_members']:.3g}, "
                f"fabricated {med['fabricated']:.3g}. g_ref = {result.g_ref:.3g} ({result.g_ref_source}).")
 with tabs[3]:
     c1, c2 = st.columns(2)
-    c1.plotly_chart(roc_figure(result, lam=float(lam), mia=mia), width="stretch")
-    c2.plotly_chart(lambda_figure(result, mia=mia, lam=float(lam)), width="stretch")
+    c1.plotly_chart(roc_figure(result, lam=float(lam), mia=mia), width="stretch", config=CHART)
+    c2.plotly_chart(lambda_figure(result, mia=mia, lam=float(lam)), width="stretch", config=CHART)
 with tabs[4]:
-    st.plotly_chart(regime_figure(result, lam=float(lam)), width="stretch")
-    st.dataframe(regime_table(result), hide_index=True, width="stretch")
+    st.plotly_chart(regime_figure(result, lam=float(lam)), width="stretch", config=CHART)
+    show_table(regime_table(result))
 with tabs[5]:
-    st.plotly_chart(attacks_figure(result), width="stretch")
-    st.dataframe(budgets_table(result), hide_index=True, width="stretch")
+    st.plotly_chart(attacks_figure(result), width="stretch", config=CHART)
+    show_table(budgets_table(result))
 with tabs[6]:
-    st.plotly_chart(adaptive_figure(result), width="stretch")
+    st.plotly_chart(adaptive_figure(result), width="stretch", config=CHART)
     st.caption("An attacker who also keeps the gradient norm up (beta > 0) evades MFD, but the MIA stops being fooled.")
 
 outcome_downloads(outcome, key="fabrication.report")

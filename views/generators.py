@@ -14,6 +14,7 @@ from audit_core.registry import REGISTRY
 from audit_core.synthetic.choices import GENERATOR_INFO
 from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
 from ui import state
+from ui.cards import CHART, show_table
 from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
@@ -94,7 +95,7 @@ def _show(outcome) -> None:
     show_decision(outcome.decision(), outcome.verdict())  # first, before every table and warning
     threat_cards(COMPARE.name)
     st.markdown("**Generators side by side**")
-    st.dataframe(comparison_table(comparison), hide_index=True, width="stretch", key="generators.table")
+    show_table(comparison_table(comparison), key="generators.table")
     st.caption(
         "AUC and TPR of the true-distribution attack (an upper bound) with 95 % intervals (threshold and members); "
         "F1 at P = 0.5 for the KDE attacks and of Method 1 (distance below the non-members' median). Utility: "
@@ -108,8 +109,8 @@ def _show(outcome) -> None:
         format_func=lambda a: {"true_distribution": "true-distribution KDE", "realistic": "realistic KDE"}[a],
     )
     left, right = st.columns(2)
-    left.plotly_chart(comparison_roc_figure(comparison, attack=attack), key="generators.roc")
-    right.plotly_chart(privacy_utility_figure(comparison, attack=attack), key="generators.tradeoff")
+    left.plotly_chart(comparison_roc_figure(comparison, attack=attack), key="generators.roc", config=CHART)
+    right.plotly_chart(privacy_utility_figure(comparison, attack=attack), key="generators.tradeoff", config=CHART)
     ok = [r for r in comparison.runs if r.ok]
     if ok:
         st.subheader("Download a synthetic table")

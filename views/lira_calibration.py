@@ -13,12 +13,12 @@ from audit_core.lira.figures import (
     models_sweep_figure,
     per_sample_fpr_figure,
     roc_figure,
-    tpr_table,
+    rules_table,
     vulnerable_table,
 )
 from audit_core.registry import REGISTRY
 from ui import state
-from ui.cards import HELP, metric_card
+from ui.cards import CHART, HELP, metric_card, show_table
 from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
@@ -127,16 +127,16 @@ tab_roc, tab_fpr, tab_m, tab_fpc, tab_rec = st.tabs(
     ["Log-ROC", "Per-record FPR", "How many models?", "Finite-population correction", "Most exposed records"]
 )
 with tab_roc:
-    st.plotly_chart(roc_figure(ev), width="stretch")
+    st.plotly_chart(roc_figure(ev), width="stretch", config=CHART)
     st.caption(
         "Naive pools raw scores of all records and models under one threshold; post-processed (PP) first standardises "
         "each score by its own record's out-distribution (leave-one-model-out), so one threshold means the same FPR for "
         "every record; the per-sample average thresholds each record separately (direction and Student-t threshold from "
         "disjoint halves of its out-scores, so its FPR is alpha for every record; with few models it reads low)."
     )
-    st.dataframe(tpr_table(ev), hide_index=True, width="stretch")
+    show_table(rules_table(ev))
 with tab_fpr:
-    st.plotly_chart(per_sample_fpr_figure(ev), width="stretch")
+    st.plotly_chart(per_sample_fpr_figure(ev), width="stretch", config=CHART)
     s_naive, s_pp = ev.fpr_summary("naive"), ev.fpr_summary("post_processed_t")
     st.markdown(
         f"Under the naive threshold the per-record FPR averages {s_naive['mean']:.3f} but spreads {s_naive['std']:.3f}; "
@@ -145,13 +145,13 @@ with tab_fpr:
         f"{pool.n_models // 2} out-scores per record."
     )
 with tab_m:
-    st.plotly_chart(models_sweep_figure(sw), width="stretch")
+    st.plotly_chart(models_sweep_figure(sw), width="stretch", config=CHART)
     st.caption(
         f"What-if: the same rules recomputed on random subsets of the {pool.n_models} trained models (whole complementary "
         f"pairs, so every record stays in half of them). The dashed line is M = 10/alpha = {ev.required_models}."
     )
 with tab_fpc:
-    st.plotly_chart(fpc_figure(result.fpc_sims), width="stretch")
+    st.plotly_chart(fpc_figure(result.fpc_sims), width="stretch", config=CHART)
     st.markdown(
         "Efficient LiRA reuses one finite pool of shadow models trained on subsets of the same N+ records. Their spread "
         "understates the spread over fresh draws from the population by FPC = 1 - N/N+ on the variance (0.5 for "
@@ -161,7 +161,7 @@ with tab_fpc:
         "pool, where targets come from the same records as the shadows, it is conservative."
     )
 with tab_rec:
-    st.dataframe(vulnerable_table(ev, outcome.inputs["data"]), hide_index=True, width="stretch")
+    show_table(vulnerable_table(ev, outcome.inputs["data"]))
     st.caption("Records with the highest TPR at their own alpha-threshold; separation = (mu_in - mu_out) / sd_out.")
 
 st.subheader("Risk by group")
@@ -175,7 +175,7 @@ groups = outcome.value.groups
 st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 "
            "non-members in the group, so its interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR "
            "at all.")  # fmt: skip
-st.dataframe(groups.table(), hide_index=True, width="stretch")
+show_table(groups.table())
 
 outcome_downloads(outcome, key="lira.downloads")
 remember_result(

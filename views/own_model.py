@@ -8,10 +8,10 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
+from audit_core.model.figures import epsilon_table, exposed_table, fidelity_table, log_roc, rmia_table, tpr_table
 from audit_core.registry import REGISTRY
 from ui import state
-from ui.cards import HELP, metric_card, tpr_card
+from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
@@ -122,7 +122,7 @@ for w in audit.warnings:
     st.warning(w)
 
 st.markdown("**Fidelity check: do the reference models behave like the target?**")
-st.dataframe(fidelity_table(audit), hide_index=True, width="stretch")
+show_table(fidelity_table(audit))
 if not audit.fidelity.ok:
     st.error(audit.fidelity.sentence())
 
@@ -138,25 +138,25 @@ for attack in audit.attacks.values():
             with col:
                 tpr_card(f"TPR at {100 * t.target_fpr:g} % FPR", t)
 
-st.plotly_chart(log_roc(audit), width="stretch")
+st.plotly_chart(log_roc(audit), width="stretch", config=CHART)
 if audit.rmia_by_k:
     st.markdown("**RMIA with the first 1, 2, 4, ... reference models**")
-    st.dataframe(rmia_table(audit), hide_index=True, width="stretch")
+    show_table(rmia_table(audit))
 st.markdown("**Epsilon lower bound per attack**")
-st.dataframe(epsilon_table(audit), hide_index=True, width="stretch")
+show_table(epsilon_table(audit))
 with st.expander("TPR at each target FPR (table)"):
-    st.dataframe(tpr_table(audit), hide_index=True, width="stretch")
+    show_table(tpr_table(audit))
 
 st.subheader("Most exposed members")
 st.caption("The members the strongest attack ranks highest, with their values; <attack>_fpr = the share of non-members "
            "scoring at least as high (the FPR at which this record would be flagged).")  # fmt: skip
-st.dataframe(audit.exposed, hide_index=True, width="stretch")
+show_table(exposed_table(audit))
 if hasattr(outcome.inputs["train"], "images"):  # an image model: show the exposed members' images
     shown = outcome.inputs["train"].images[audit.exposed["row"].to_numpy()[:10]]
     st.image([im.transpose(1, 2, 0).squeeze() for im in shown], width=64,
              caption=[f"row {r}" for r in audit.exposed["row"].to_numpy()[:10]])  # fmt: skip
 with st.expander("Per-record table (every candidate)"):
-    st.dataframe(audit.records.head(2000), hide_index=True, width="stretch")
+    show_table(audit.records.head(2000))
 
 st.subheader("Downloads")
 outcome_downloads(outcome, key="own_model.downloads")

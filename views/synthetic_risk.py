@@ -16,6 +16,7 @@ from audit_core.synthetic.figures import (
     ATTACK_LABELS,
     REALISTIC_NOT_CALIBRATED,
     distance_figure,
+    exposed_display,
     exposed_table,
     overlaps_table,
     p_member_figure,
@@ -25,7 +26,7 @@ from audit_core.synthetic.figures import (
     roc_figure,
 )
 from ui import state
-from ui.cards import HELP, metric_card, tpr_card
+from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
@@ -211,7 +212,7 @@ def _exposed(audit) -> None:
     )
     by = "p_member_true" if by_label.startswith("true") else "p_member_realistic"
     top = exposed_table(audit, k=20, by=by)
-    st.dataframe(top, hide_index=True, width="stretch")
+    show_table(exposed_display(top))
     if top.empty:
         return
     labels = [f"#{r.rank}: {r.source} row {r.row} (P = {getattr(r, by):.3f}, d = {r.distance:.4f})" for r in top.itertuples()]
@@ -314,12 +315,12 @@ audit = outcome.value.audit
 for note in audit.warnings:
     st.caption("ℹ️ " + note)
 
-st.plotly_chart(roc_figure(audit), width="stretch")
+st.plotly_chart(roc_figure(audit), width="stretch", config=CHART)
 c1, c2 = st.columns(2)
-c1.plotly_chart(p_member_figure(audit, attack="true_distribution"), width="stretch")
-c2.plotly_chart(p_member_figure(audit, attack="realistic"), width="stretch")
+c1.plotly_chart(p_member_figure(audit, attack="true_distribution"), width="stretch", config=CHART)
+c2.plotly_chart(p_member_figure(audit, attack="realistic"), width="stretch", config=CHART)
 c2.caption(REALISTIC_NOT_CALIBRATED)
-st.plotly_chart(distance_figure(audit), width="stretch")
+st.plotly_chart(distance_figure(audit), width="stretch", config=CHART)
 
 _exposed(audit)
 
@@ -329,7 +330,7 @@ if audit.overlaps:
             "Two rows are the same when every compared column is equal. Holdout rows found in the synthetic table show "
             "how often a record appears there by chance; the verdict's exact-copy test compares the training rows with them."
         )
-        st.dataframe(overlaps_table(audit), hide_index=True, width="stretch")
+        show_table(overlaps_table(audit))
 
 st.subheader("Risk by group")
 _AUTO = "the column with the largest spread of risk"
@@ -340,7 +341,7 @@ outcome = rescored(outcome, groups=None if group_col == _AUTO else group_col)  #
 groups = outcome.value.groups
 st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 non-members in the group, so its "
            "interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR at all.")  # fmt: skip
-st.dataframe(groups.table(), hide_index=True, width="stretch")
+show_table(groups.table())
 
 disclosure = outcome.value.disclosure
 with st.expander("Singling out, linkability and attribute inference (Giomi et al., PoPETs 2023)",
@@ -360,7 +361,7 @@ with st.expander("Singling out, linkability and attribute inference (Giomi et al
         table = results_table(disclosure)
         st.dataframe(table[["attack", "risk", "ci_low", "ci_high", "attack_rate", "control_rate", "baseline_rate",
                             "n_attacks", "reading"]], hide_index=True, width="stretch")  # fmt: skip
-        st.plotly_chart(risk_figure(disclosure), width="stretch")
+        st.plotly_chart(risk_figure(disclosure), width="stretch", config=CHART)
 
 with decision_slot:
     st.subheader(f"Result: {outcome.inputs.name('synthetic')}")

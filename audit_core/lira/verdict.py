@@ -8,7 +8,7 @@ import pandas as pd
 from audit_core.common.decision import ELEVATED_FACTOR, HIGH_FACTOR, Decision, Finding, decide, times_chance
 from audit_core.common.report import Report, describe_input
 from audit_core.lira.evaluation import vulnerable_records
-from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, tpr_table
+from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, rules_table
 from audit_core.lira.result import LiraResult
 
 __all__ = ["RULES", "build_report", "decision", "verdict"]
@@ -119,7 +119,7 @@ def build_report(
         settings={"target": pool.target, "model": pool.model, "n_models": ev.n_models, "fpr": ev.fpr},
         metrics=result.to_json() | {"models_sweep": None},
         figures=figures,
-        tables=[("Every aggregation rule", tpr_table(ev)), ("Most exposed records", vulnerable_records(ev))],
+        tables=[("Every aggregation rule", rules_table(ev)), ("Most exposed records", vulnerable_records(ev))],
         verdict=verdict(result),
         limits=limits,
         seed=seed,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from audit_core.common.decision import Decision, Finding, attack_finding, decide, times_chance, tpr_rule
 from audit_core.common.privacy_bound import ASSUMPTION, epsilon_scale
-from audit_core.common.report import InputSummary, Report
+from audit_core.common.report import InputSummary, RecordTable, Report
 from audit_core.model.attacks import REFERENCE_ATTACKS
 from audit_core.model.audit import ModelAudit
 from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
@@ -94,13 +94,14 @@ def build_report(audit: ModelAudit, *, inputs: Sequence[InputSummary] = ()) -> R
               ("TPR at each target FPR", tpr_table(audit))]  # fmt: skip
     if audit.rmia_by_k:
         tables.append(("RMIA by number of reference models", rmia_table(audit)))
-    tables.append(("Most exposed members (with their values)", audit.exposed))
+    exposed = RecordTable("Most exposed members", audit.exposed, keep=tuple(str(c) for c in audit.exposed.columns[:3]))
     return Report(
         inputs=list(inputs),
         settings=audit.settings,
         metrics={k: v for k, v in audit.to_json().items() if k not in ("audit", "settings")},
         figures=[("Log-ROC of every attack", log_roc(audit))],
         tables=tables,
+        records=[exposed],
         verdict=verdict(audit),
         limits=LIMITS + [f"Note: {w}" for w in audit.warnings],
         seed=audit.seed,

@@ -292,7 +292,10 @@ def build_report(
         ("P(member | d), true-distribution attack", p_member_figure(audit, attack="true_distribution")),
         ("P(member | d), realistic attack", p_member_figure(audit, attack="realistic")),
     ]
-    tables = [(f"The {top_k} most exposed training records", exposed_records(audit, k=top_k, members_only=True))]
+    top = exposed_records(audit, k=top_k, members_only=True)
+    top = top.drop(columns=[c for c in ("is_member", "p_member_true_supported", "p_member_realistic_supported")
+                            if c in top.columns])  # fmt: skip  (members only; the note says where P rests on no data)
+    tables = [(f"The {top_k} most exposed training records (row ids and what makes them exposed; no values)", top)]
     if audit.overlaps:
         tables.append(("Rows repeated verbatim between the tables", overlaps_table(audit)))
     settings = dict(audit.settings)
