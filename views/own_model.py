@@ -22,14 +22,18 @@ MODEL = REGISTRY["model"]
 ModelSettings = MODEL.settings
 PAGE = "Audit my model"
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = {
-    "model": ROOT / "sample_data" / "german_credit" / "model_mlp.skops",
-    "train": ROOT / "sample_data" / "german_credit" / "train.csv",
-    "population": ROOT / "sample_data" / "german_credit" / "holdout.csv",
+SAMPLES = {  # label -> (folder, label column); the first is the default and the home page's sample run
+    "Sample: an overfit MLP on Adult (2,000 members; 1,000 non-members measure a 1 % FPR)": ("adult", "income_per_year"),
+    "Sample: an overfit MLP on German Credit (400 members; 150 non-members, too few for a 1 % FPR)": ("german_credit",
+                                                                                                      "credit"),
 }
-SAMPLE_LABEL = "Sample: an overfit MLP on German Credit (sample_data/german_credit/model_mlp.skops)"
-SAMPLE_SETTINGS = {"target": "credit", "reference_family": "mlp"}
+SAMPLE_LABEL = next(iter(SAMPLES))
 UPLOAD = "Upload my model and tables"
+
+
+def _sample(label: str) -> dict[str, Path]:
+    folder = ROOT / "sample_data" / SAMPLES[label][0]
+    return {"model": folder / "model_mlp.skops", "train": folder / "train.csv", "population": folder / "holdout.csv"}
 
 st.title("🧠 Audit my model")
 st.markdown(
@@ -45,7 +49,7 @@ st.markdown(
 autorun = take_autorun(state.OwnModel.AUTORUN)
 if autorun:
     st.session_state[state.OwnModel.SOURCE] = SAMPLE_LABEL
-source = st.radio("Model and tables", [SAMPLE_LABEL, UPLOAD], key=state.OwnModel.SOURCE, horizontal=True)
+source = st.radio("Model and tables", [*SAMPLES, UPLOAD], key=state.OwnModel.SOURCE)
 
 data: dict = {}
 paths: dict[str, str] = {}
@@ -68,8 +72,8 @@ try:
         if len(data) < 3:
             st.info("Upload the model, the members' table and the population table.")
     else:
-        data = {role: load_input(MODEL, role, p, p.name, upload=False) for role, p in SAMPLE.items()}
-        paths = {role: str(p.relative_to(ROOT)) for role, p in SAMPLE.items()}
+        data = {role: load_input(MODEL, role, p, p.name, upload=False) for role, p in _sample(source).items()}
+        paths = {role: str(p.relative_to(ROOT)) for role, p in _sample(source).items()}
 except InputError as exc:
     show_input_error(exc)
     data = {}
@@ -83,7 +87,8 @@ if len(data) == 3:
         left, mid, right = st.columns(3)
         target = None
         if not images:
-            default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
+            sample_target = SAMPLES[source][1] if source in SAMPLES else None
+            default = sample_target if sample_target in columns else columns[-1]
             target = left.selectbox("Label column", columns, index=columns.index(default),
                                     help=ModelSettings.knobs()["target"].help)  # fmt: skip
         attacks = knob_input(left, ModelSettings, "attacks", options=ModelSettings.knobs()["attacks"].choices)
@@ -94,13 +99,13 @@ if len(data) == 3:
         family, trusted = ModelSettings.defaults()["reference_family"], ""  # an image model: its own architecture
         if not images:
             family = knob_input(mid, ModelSettings, "reference_family",
-                                value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
+                                value="mlp" if source in SAMPLES else None)  # fmt: skip
             trusted = right.text_input("Trusted skops types (comma-separated)", "",
                                        help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Audit the model", type="primary")
     if autorun:
-        request = Request(Inputs(data, paths), ModelSettings(target="credit", reference_family="mlp"), 0)
+        request = Request(Inputs(data, paths), ModelSettings(target=SAMPLES[SAMPLE_LABEL][1], reference_family="mlp"), 0)
     elif submitted:
         settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings.knobs()["attacks"].choices
                                                               if a in attacks),

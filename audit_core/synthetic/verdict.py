@@ -361,9 +361,12 @@ def comparison_decision(comparison: GeneratorComparison) -> Decision:
         d = decision(audit)
         findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
     candidates = [r.label for r, _ in comparison.completed() if r.name not in _REFERENCES]
+    leaky = next((a for r, a in comparison.completed() if r.name == "bootstrap"), None)
+    power = (f" The leaky reference (bootstrap: resampled training rows, not a candidate) reaches AUC "
+             f"{leaky.attacks['true_distribution'].auc:.3f} on the same split, so this audit does see a generator "
+             "that copies." if leaky is not None else "")  # fmt: skip
     low = (f"no candidate generator's table ({', '.join(candidates)}) shows copies, near-copies or an attack beyond "
-           "chance; the reference rows (bootstrap, population) are yardsticks and are not judged."
-           if candidates else "no candidate generator was compared (only the reference rows).")  # fmt: skip
+           f"chance.{power}" if candidates else "no candidate generator was compared (only the reference rows).")  # fmt: skip
     return decide([*findings, *references], low=low, rules=RULES)
 
 

@@ -182,7 +182,8 @@ def test_fail_on_gates_a_pipeline_on_the_verdict(tmp_path: Path, capsys, synthet
     assert main(argv) == status
     verdict = json.loads(js.read_text())["verdict"]
     assert set(verdict) >= {"level", "headline", "reasons", "next_steps"}  # keys are added, never renamed
-    assert verdict["kind"] == "release" and verdict["rules"]
+    assert verdict["kind"] == "release"
+    assert verdict["rules"]
     assert verdict["level"] == ("high" if synthetic == "synthetic_leaky" else "low")
     assert html.exists()
     assert "Release decision" in html.read_text()

@@ -23,7 +23,8 @@ def _scores(n_members: int, n_non: int, shift: float, seed: int) -> tuple[np.nda
 def test_levels_are_ordered_and_inconclusive_gates_only_from_its_own_level() -> None:
     assert LEVELS == ("low", "inconclusive", "elevated", "high")
     d = Decision("inconclusive", "x")
-    assert d.reaches("inconclusive") and not d.reaches("elevated")
+    assert d.reaches("inconclusive")
+    assert not d.reaches("elevated")
     assert Decision("elevated", "x").reaches("inconclusive")
     assert d.title == "Release decision: INCONCLUSIVE"
     assert set(d.to_json()) >= {"level", "kind", "headline", "reasons", "next_steps", "rules"}
@@ -39,7 +40,8 @@ def test_too_few_non_members_are_inconclusive_whatever_the_scores() -> None:
         levels.append(attack_finding("the attack", point).level)
     assert set(levels) == {"inconclusive"}
     f = attack_finding("the attack", point)
-    assert "needs at least 1,000" in f.reason and "this audit had 300" in f.next_step
+    assert "needs at least 1,000" in f.reason
+    assert "this audit had 300" in f.next_step
 
 
 def test_a_signal_at_a_measurable_fpr_counts_when_the_low_one_is_not_measurable() -> None:
@@ -79,7 +81,8 @@ def test_non_release_kinds_speak_their_own_words() -> None:
     d = decide([Finding("high", "The DP claim is disproved: one run proves epsilon >= 3.")], low="x", kind="dp_claim")
     assert d.title == "DP claim: DISPROVED"
     assert d.headline == "The DP claim is disproved: one run proves epsilon >= 3."
-    assert decide([], low="the scores separate nothing.", kind="scores").title == "Score check: these scores DO NOT SHOW membership"
+    none = decide([], low="the scores separate nothing.", kind="scores")
+    assert none.title == "Score check: these scores DO NOT SHOW membership"
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +109,8 @@ def test_fail_on_inconclusive_stops_an_untested_table(tmp_path, capsys, small_ta
     assert main(argv) == 3
     verdict = json.loads(js.read_text())["verdict"]
     assert verdict["level"] == "inconclusive"  # no copy, no signal, and far too few non-members to say "low"
-    assert verdict["kind"] == "release" and verdict["answer"] == "INCONCLUSIVE"
+    assert verdict["kind"] == "release"
+    assert verdict["answer"] == "INCONCLUSIVE"
     assert any("1,000" in rule and "inconclusive" in rule for rule in verdict["rules"])  # the cut-offs are stated
     assert capsys.readouterr().out.strip().splitlines()[-1] == "release decision: inconclusive"
     assert not Decision(verdict["level"], verdict["headline"]).reaches("elevated")  # --fail-on elevated lets it pass
