@@ -56,7 +56,7 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
     if t.supported:
         scale = f"{times_chance(t.tpr, t.target_fpr)} (chance {100 * t.target_fpr:g} %)"
     else:
-        scale = f"not measurable: {t.n_neg:,} non-members, needs {int(np.ceil(10 / t.target_fpr)):,}"
+        scale = f"not measurable (needs {int(np.ceil(10 / t.target_fpr)):,} non-members)"
     st.caption(f"{scale} · 95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it")
 
 

@@ -171,30 +171,30 @@ def _verbatim_cards(audit) -> None:
     with st.container(border=True):
         st.markdown("**Real records copied into the synthetic table** (whole tables; a synthetic row equal to a real "
                     "record publishes it; every compared column equal, missing equal to missing)")  # fmt: skip
-        cols = st.columns(5)
         aux = audit.overlaps.get("auxiliary_in_synthetic")
         cards = [
-            ("training records copied verbatim", f"{test.train_copies:,}",
+            ("training rows copied verbatim", f"{test.train_copies:,}",
              f"{100 * test.train_rate:.1f} % of {test.n_train:,} (holdout {100 * test.holdout_rate:.1f} %)",
              f"Training rows with an identical row in the synthetic table: the count the decision and the report name. "
              f"They sit in {v.in_train:,} of the {v.n_synthetic:,} synthetic rows (identical training rows share one "
              "copy)."),
-            ("holdout records copied verbatim", f"{test.holdout_copies:,}",
+            ("holdout rows copied verbatim", f"{test.holdout_copies:,}",
              f"{100 * test.holdout_rate:.1f} % of {test.n_holdout:,}: the chance rate",
              "Holdout rows (real non-members) with an identical synthetic row: how often a record appears by chance."),
-            ("auxiliary records copied verbatim", "n/a" if aux is None else f"{aux.rows:,}",
+            ("auxiliary rows copied verbatim", "n/a" if aux is None else f"{aux.rows:,}",
              "" if aux is None else f"{100 * aux.share:.1f} % of {aux.of:,}",
              "Auxiliary rows (real non-members) with an identical synthetic row."),
-            ("of the training copies, rare", f"{v.rare_train_copied:,}", f"of {test.train_copies:,} copied",
+            ("of the training copies: rare", f"{v.rare_train_copied:,}", f"of {test.train_copies:,} copied",
              "Copied training records whose values no holdout or auxiliary record shares: not explained by the "
              "population's own duplicates."),
         ]  # fmt: skip
         if link is not None:
             k = link.best
             cards.append(("near-copies (record linkage)", f"{link.members_near[k]:,}",
-                          f"members; non-members {link.non_members_near[k]:,}",
+                          f"training rows; holdout rows {link.non_members_near[k]:,}",
                           f"{TERMS['record linkage']} Members vs non-members agreeing with a synthetic record on nearly "
                           f"every column ({link.tests[k]}); p = {link.p_value:.3g} over the scan."))  # fmt: skip
+        cols = [*st.columns(3), *st.columns(3)]
         for col, (label, value, reference, help_text) in zip(cols, cards, strict=False):
             with col:
                 metric_card(label, value, help=help_text)
@@ -380,7 +380,7 @@ remember_result(
     {
         "AUC (true)": f"{true.auc:.3f}",
         "TPR @ 1 % FPR": f"{100 * true.tpr_at_fpr['0.01'].tpr:.1f} %",
-        "training records copied verbatim": f"{audit.copy_test.train_copies:,}" if audit.copy_test else "n/a",
+        "training rows copied verbatim": f"{audit.copy_test.train_copies:,}" if audit.copy_test else "n/a",
     },
     decision=outcome.decision(),
 )

@@ -39,7 +39,7 @@ LABELS: dict[str, str] = {
     "row": "row",
     "rank": "rank",
     "is_member": "member",
-    "distance": "Gower distance to the nearest synthetic record",
+    "distance": "Gower distance",
     "p_member_true": "P(member | d), true-distribution attack",
     "p_member_realistic": "P(member | d), realistic attack",
     "nearest_synthetic_row": "nearest synthetic row",

@@ -193,7 +193,7 @@ def _assert_one_count_per_finding(page) -> None:
     found = re.search(r"([\d,]+) of the [\d,]+ training rows \([\d.]+ %\) appear verbatim", box)
     assert found, box[:300]
     n = found.group(1)
-    card = page.locator('[data-testid="stMetric"]').filter(has_text="training records copied verbatim").first
+    card = page.locator('[data-testid="stMetric"]').filter(has_text="training rows copied verbatim").first
     assert card.locator('[data-testid="stMetricValue"]').inner_text().strip() == n
     assert page.locator(".js-plotly-plot").filter(has_text=f"{n} copied verbatim").count() == 1  # the distance chart
 
