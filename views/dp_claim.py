@@ -54,7 +54,7 @@ def _uploads() -> tuple[dict[str, Any], dict[str, str]]:
     left, right = st.columns(2)
     model = left.file_uploader("Model (.onnx, .skops)", type=["onnx", "skops", "pkl", "pickle", "joblib"],
                                key=KEY + ".model")  # fmt: skip
-    canaries = right.file_uploader("Canary file (CSV or Parquet)", type=["csv", "parquet"], key=KEY + ".canaries")
+    canaries = right.file_uploader("Canary file (CSV or Parquet)", type=None, key=KEY + ".canaries")
     data: dict[str, Any] = {}
     paths: dict[str, str] = {}
     try:

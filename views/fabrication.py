@@ -138,9 +138,11 @@ with cols[2]:
     metric_card("MFD AUC", f"{result.mfd_auc:.3f}", help="Fabricated vs real members by low gradient norm. "
                 + HELP["grad_norm"])
 with cols[3]:
-    metric_card(f"AR-MIA AUC, fabricated (lambda {lam:g})", f"{ar.auc_fabricated:.3f}")
+    metric_card("AR-MIA AUC, fabricated", f"{ar.auc_fabricated:.3f}", help=f"Members vs fabricated non-members, the "
+                f"robust MIA at lambda {lam:g} (the slider above). Higher is better: the forgery no longer passes.")
 with cols[4]:
-    metric_card(f"AR-MIA AUC, clean (lambda {lam:g})", f"{ar.auc_clean:.3f}")
+    metric_card("AR-MIA AUC, clean", f"{ar.auc_clean:.3f}", help=f"Members vs real non-members, the robust MIA at "
+                f"lambda {lam:g}: what the robustness costs on honest data (chance is 0.5).")
 
 ar_tpr = result.mia(mia, lam=float(lam))
 mfd = result.mfd()

@@ -24,9 +24,9 @@ from ui.widgets import knob_input, seed_input
 COMPARE = REGISTRY["compare"]
 CompareSettings = COMPARE.settings
 PAGE = "Generate & compare"
+# Real rows of the sample run: the split's 20 % holdout then holds 1,200 non-members, enough to measure a TPR at
+# 1 % FPR (1,000 needed); 0.1 % would need 10,000 (50,000 rows), more than the Adult sample has.
 DEFAULT_ROWS = 6000
-"""Real rows of the sample run: the split's 20 % holdout then holds 1,200 non-members, enough to measure a TPR at
-1 % FPR (1,000 needed); 0.1 % would need 10,000 (50,000 rows), more than the Adult sample has."""
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {"Adult (bundled sample)": "adult.csv", "German credit (bundled sample)": "german_credit.csv"}
 SAMPLES = {k: v for k, v in SAMPLES.items() if (SAMPLE_DIR / v).is_file()}
@@ -38,7 +38,7 @@ def _load(source: str) -> tuple[pd.DataFrame | None, str | None]:
     if source in SAMPLES:
         path = SAMPLE_DIR / SAMPLES[source]
         return load_input(COMPARE, "data", path, path.name, upload=False), f"sample_data/{SAMPLES[source]}"
-    upload = st.file_uploader("Real table (CSV or Parquet)", type=["csv", "parquet"], key="generators.upload")
+    upload = st.file_uploader("Real table (CSV or Parquet)", type=None, key="generators.upload")
     if upload is None:
         st.info("Upload the real table: it is split into train / holdout / auxiliary / reserve here.")
         return None, None

@@ -50,7 +50,7 @@ source = st.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, h
 data = path = default_target = None
 try:
     if source == "Upload a table":
-        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key="lira.upload")
+        upload = st.file_uploader("CSV or Parquet", type=None, key="lira.upload")
         if upload is not None:
             data, path = load_input(LIRA, "data", upload.getvalue(), upload.name, upload=True), upload.name
     else:

@@ -153,8 +153,9 @@ with st.expander("TPR at each target FPR (table)"):
     show_table(tpr_table(audit))
 
 st.subheader("Most exposed members")
-st.caption("The members the strongest attack ranks highest, with their values; <attack>_fpr = the share of non-members "
-           "scoring at least as high (the FPR at which this record would be flagged).")  # fmt: skip
+st.caption("The members the strongest attack ranks highest, with their values; 'non-members scoring as high' = the "
+           "share of non-members with at least this score (the FPR at which this record would be flagged). The report "
+           "prints these records redacted unless asked (below).")  # fmt: skip
 show_table(exposed_table(audit))
 if hasattr(outcome.inputs["train"], "images"):  # an image model: show the exposed members' images
     shown = outcome.inputs["train"].images[audit.exposed["row"].to_numpy()[:10]]

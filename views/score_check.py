@@ -8,7 +8,7 @@ import streamlit as st
 
 from audit_core.contract import Inputs
 from audit_core.registry import REGISTRY
-from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
+from audit_core.scores.figures import epsilon_table, records_table, roc_figure, tpr_table
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
@@ -100,10 +100,10 @@ with st.expander("TPR at each target FPR (table)"):
 
 st.subheader("Per-record table")
 st.caption(
-    "rank 1 = the most member-like record of its attack; fpr_if_flagged = the share of non-members scoring at least as "
-    "high (the FPR at which this record would be flagged); flagged_at_<alpha> = flagged at the threshold of that FPR."
+    "rank 1 = the most member-like record of its attack; FPR if flagged = the share of non-members scoring at least as "
+    "high (the FPR at which this record would be flagged); flagged at x % FPR = flagged at the threshold of that FPR."
 )
-show_table(check.records.head(1000))
+show_table(records_table(check))
 
 st.subheader("Downloads")
 outcome_downloads(outcome, key="score_check.downloads")

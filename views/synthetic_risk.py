@@ -66,7 +66,8 @@ def _load_tables(source: str) -> tuple[dict[str, pd.DataFrame], dict[str, str]] 
         return tables, {role: f"sample_data/{folder}/{path.name}" for role, path in files.items()}
     tables, paths = {}, {}
     for col, (role, label) in zip(st.columns(4), ROLES.items(), strict=True):
-        upload = col.file_uploader(label, type=["csv", "parquet"], key=f"{state.Synthetic.UPLOAD}.{role}")
+        # any file type: a wrong one (a .png) gets a sentence from read_table, not only a red file chip
+        upload = col.file_uploader(f"{label}, CSV or Parquet", type=None, key=f"{state.Synthetic.UPLOAD}.{role}")
         if upload is not None:
             tables[role] = load_input(TABULAR, role, upload.getvalue(), upload.name, upload=True)
             paths[role] = upload.name

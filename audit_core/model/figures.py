@@ -45,4 +45,8 @@ def rmia_table(audit: ModelAudit) -> pd.DataFrame:
 def exposed_table(audit: ModelAudit) -> pd.DataFrame:
     """The most exposed members for readers: row, the best attack's score and the share of non-members it outranks,
     then their values (the page; the report prints them redacted unless asked)."""
-    return readable(audit.exposed, percent=[c for c in audit.exposed.columns if str(c).endswith("_fpr")])
+    columns = [str(c) for c in audit.exposed.columns]
+    labels = {c: f"{c.removesuffix('_score')} score" for c in columns if c.endswith("_score")}
+    labels |= {c: f"non-members scoring as high ({c.removesuffix('_fpr')})" for c in columns if c.endswith("_fpr")}
+    return readable(audit.exposed, labels=labels | {"label": "label (as trained)"},
+                    percent=[c for c in columns if c.endswith("_fpr")])  # fmt: skip

@@ -15,7 +15,7 @@ from audit_core.common.figures import NEUTRAL, log_roc_figure
 from audit_core.common.privacy_bound import epsilon_scale
 from audit_core.scores.audit import AttackCheck
 
-__all__ = ["epsilon_table", "roc_figure", "tpr_table"]
+__all__ = ["epsilon_table", "records_table", "roc_figure", "tpr_table"]
 
 
 class _Attacks(Protocol):
@@ -76,7 +76,6 @@ def epsilon_table(check: _Attacks) -> pd.DataFrame:
                 "attack": name,
                 "auc": a.auc,
                 "epsilon_lower_bound": e.epsilon,
-                "for scale": epsilon_scale(e.epsilon),
                 "ceiling": e.ceiling,
                 "delta": e.delta,
                 "confidence": e.confidence,
@@ -86,6 +85,15 @@ def epsilon_table(check: _Attacks) -> pd.DataFrame:
                 "threshold": e.threshold,
                 "members_evaluated": e.n_pos,
                 "non_members_evaluated": e.n_neg,
+                "for scale": epsilon_scale(e.epsilon),
             }
         )
     return readable(pd.DataFrame(rows), labels={"ceiling": "most these records could show"}, percent=("confidence",))
+
+
+def records_table(check: _Attacks, *, rows: int = 1000) -> pd.DataFrame:
+    """The per-record table for readers (its first ``rows``): the CSV download keeps the keys."""
+    frame = check.records.head(rows)  # type: ignore[attr-defined]
+    labels = {c: f"flagged at {100 * float(c.removeprefix('flagged_at_')):g} % FPR" for c in frame.columns
+              if str(c).startswith("flagged_at_")}  # fmt: skip
+    return readable(frame, labels=labels | {"record_id": "record id", "is_member": "member"})
