@@ -4,7 +4,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit_core.common.decision import times_chance
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
 from audit_core.lira.figures import (
@@ -13,6 +12,7 @@ from audit_core.lira.figures import (
     models_sweep_figure,
     per_sample_fpr_figure,
     roc_figure,
+    rule_caption,
     rules_table,
     vulnerable_table,
 )
@@ -105,17 +105,13 @@ st.markdown(f"**TPR at FPR {fpr:g}**, by how the scores were aggregated")
 cols = st.columns(4)
 short = {"naive": "naive", "post_processed": "PP, N(0,1)", "post_processed_t": "PP, Student-t", "per_sample_mean": "per-sample"}
 for col, (key, label) in zip(cols, short.items(), strict=True):
-    lo, hi = ev.tpr_ci.get(key, (float("nan"), float("nan")))
     with col:
         metric_card(
             label,
             f"{100 * ev.tpr[key]:.1f} %",
             help=f"{LABELS[key]}. " + HELP["tpr_at_fpr"],
         )
-        null = ev.no_signal_tpr.get(key)
-        st.caption(f"{times_chance(ev.tpr[key], fpr)} · 95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)"
-                   + ("" if null is None else f" · with no signal it reads {100 * null:.1f} %"
-                      + ("" if ev.holds_alpha.get(key, True) else ": does not hold alpha at this M")))  # fmt: skip
+        st.caption(rule_caption(ev, key))
         if key == "per_sample_mean":
             st.caption(
                 f"Each record tested against its own out-scores, never fitted on the score counted; "

@@ -290,14 +290,14 @@ class Report:
         if self.command:
             parts.append("<h2>Reproduce this</h2><p class='note'>Run it in the project folder; its --json file is the "
                          "metrics below, byte for byte.</p>" + command_block(self.command))  # fmt: skip
-        parts.append("<h2 class='appendix'>Appendix: settings</h2>" + wrap(_dict_table(self.settings)))
+        parts.append("<h2 class='appendix'>Appendix: Settings</h2>" + wrap(_dict_table(self.settings)))
         terms = terms_in([self.verdict, *self.limits, *(c for c, _ in self.figures), *(c for c, _ in self.tables),
                           *(self.decision.reasons if self.decision is not None else ())])  # fmt: skip
         if terms:
-            parts.append("<h2>Appendix: terms used</h2><dl class='terms'>")
+            parts.append("<h2>Appendix: Terms used</h2><dl class='terms'>")
             parts.extend(f"<dt>{esc(t)}</dt><dd>{esc(line)}</dd>" for t, line in terms.items())
             parts.append("</dl>")
-        parts.append("<h2>Appendix: software</h2>" + wrap(_dict_table(package_versions())))
+        parts.append("<h2>Appendix: Software</h2>" + wrap(_dict_table(package_versions())))
         parts.append(_metrics_html(self.metrics))
         parts.append("</body></html>")
         return "\n".join(parts)
@@ -378,7 +378,7 @@ def _metrics_html(metrics: dict[str, Any]) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     link = "data:application/json;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")
     return (
-        "<h2>Appendix: all metrics</h2>"
+        "<h2>Appendix: All metrics</h2>"
         f"<p>The JSON document of this audit ({len(text.encode('utf-8')):,} bytes): the --json file of the command "
         f"above, byte for byte. SHA-256 <span class='hash'>{digest}</span>; <code>sha256sum out.json</code> prints the "
         f"same. <a download='metrics.json' href='{link}'>Save it as a file</a>.</p>"
@@ -441,6 +441,8 @@ table{font-size:7pt;max-width:100%}
 td,th{padding:1px 3px;max-width:none}
 table:has(th:nth-child(9)){font-size:6pt}
 pre.command{font-size:7.5pt;overflow:visible}
+.table-wrap :is(td,th):first-child{position:static}
+table:has(th:nth-child(9)){table-layout:fixed;width:100%}table:has(th:nth-child(9)) :is(td,th){overflow-wrap:anywhere}
 details.metrics{display:none}
 thead{display:table-header-group}tr,.figure,.decision,.verdict,pre.command,dl.terms dd{break-inside:avoid}
 h1,h2{break-after:avoid}

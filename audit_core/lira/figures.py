@@ -22,6 +22,7 @@ __all__ = [
     "per_sample_fpr_figure",
     "records_table",
     "roc_figure",
+    "rule_caption",
     "rules_table",
     "tpr_table",
     "vulnerable_table",
@@ -184,6 +185,17 @@ def tpr_table(ev: LiraEvaluation) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def rule_caption(ev: LiraEvaluation, key: str) -> str:
+    """The caption under a rule's TPR card: its magnitude, its interval and what it reads with no signal."""
+    lo, hi = ev.tpr_ci.get(key, (np.nan, np.nan))
+    null = ev.no_signal_tpr.get(key)
+    text = f"{times_chance(ev.tpr[key], ev.fpr)} · 95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)"
+    if null is not None:
+        text += f" · with no signal it reads {100 * null:.1f} %"
+        text += "" if ev.holds_alpha.get(key, True) else ": does not hold alpha at this M"
+    return text
 
 
 def rules_table(ev: LiraEvaluation) -> pd.DataFrame:

@@ -100,6 +100,6 @@ def test_the_pdf_reproduce_line_survives_pdftotext_and_the_metrics_take_no_pages
     copied = " ".join(line.removesuffix("\\").strip() for line in lines)
     assert shlex.split(copied) == shlex.split(outcome.command())  # a copy of the block runs the same command
     pages = text.split("\f")
-    start = next(i for i, p in enumerate(pages) if "Appendix: all metrics" in p)
+    start = next(i for i, p in enumerate(pages) if "Appendix: All metrics" in p)
     assert len([p for p in pages[start:] if p.strip()]) < 3  # the metrics are the --json file, named by its hash
     assert text.index("Limits of the method") < text.index("Appendix")
