@@ -288,8 +288,9 @@ class Report:
             parts.append("<h2>What regulators ask, and what this audit shows</h2>")
             parts.append(wrap(pd.DataFrame(self.regulation).to_html(index=False, border=0, classes="regulation")))
         if self.command:
-            parts.append("<h2>Reproduce this</h2><p class='note'>Run it in the project folder; its --json file is the "
-                         "metrics below, byte for byte.</p>" + command_block(self.command))  # fmt: skip
+            parts.append("<div class='keep'><h2>Reproduce this</h2><p class='note'>Run it in the project folder; its "
+                         "--json file is the metrics below, byte for byte.</p>"
+                         + command_block(self.command) + "</div>")  # fmt: skip
         parts.append("<h2 class='appendix'>Appendix: Settings</h2>" + wrap(_dict_table(self.settings)))
         terms = terms_in([self.verdict, *self.limits, *(c for c, _ in self.figures), *(c for c, _ in self.tables),
                           *(self.decision.reasons if self.decision is not None else ())])  # fmt: skip
@@ -444,7 +445,7 @@ pre.command{font-size:7.5pt;overflow:visible}
 .table-wrap :is(td,th):first-child{position:static}
 table:has(th:nth-child(9)){table-layout:fixed;width:100%}table:has(th:nth-child(9)) :is(td,th){overflow-wrap:anywhere}
 details.metrics{display:none}
-thead{display:table-header-group}tr,.figure,.decision,.verdict,pre.command,dl.terms dd{break-inside:avoid}
+thead{display:table-header-group}tr,.figure,.decision,.verdict,pre.command,dl.terms dd,.keep{break-inside:avoid}
 h1,h2{break-after:avoid}
 .figure,.figure .plotly-graph-div,.figure .svg-container{max-width:100%!important}
 }
