@@ -206,7 +206,7 @@ def rules_table(ev: LiraEvaluation) -> pd.DataFrame:
                                    "per_record_fpr_sd": "per-record FPR: spread (sd)",
                                    "per_record_fpr_p90": "per-record FPR: 90th percentile",
                                    "no_signal_tpr": "reads with no signal", "holds_alpha": "holds alpha"},
-                    percent=("pooled_fpr", "per_record_fpr_sd", "per_record_fpr_p90", "no_signal_tpr"),
+                    percent=("pooled_fpr", "per_record_fpr_sd", "per_record_fpr_p90", "no_signal_tpr", "tpr_ci_low"),
                     intervals={"95 % interval (bootstrap)": ("tpr_ci_low", "tpr_ci_high")})  # fmt: skip
 
 
