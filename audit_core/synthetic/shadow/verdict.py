@@ -12,7 +12,7 @@ from audit_core.common.roc import INTERVAL_LIMIT
 from audit_core.synthetic.shadow.figures import isolation_figure, shadow_roc_figure, target_table
 from audit_core.synthetic.shadow.result import SHADOW_ALPHA, SHADOW_STRONG, ShadowAttack
 
-__all__ = ["build_report", "decision", "findings", "verdict"]
+__all__ = ["RULES", "build_report", "decision", "findings", "verdict"]
 
 _NEXT_STEP = (
     "Regenerate with stronger privacy settings (differential privacy, fewer epochs, coarser bins) or remove or coarsen "
@@ -48,7 +48,7 @@ def findings(attack: ShadowAttack, *, label: str = "") -> list[Finding]:
                         f"training data (Holm-adjusted permutation p <= {SHADOW_ALPHA:g} over the {attack.n_targets} "
                         f"targets){release}.", _NEXT_STEP)]  # fmt: skip
     if floor > SHADOW_ALPHA:
-        return [Finding("low", f"With {attack.n_shadows} shadow models the test cannot tell anyone apart at "
+        return [Finding("inconclusive", f"With {attack.n_shadows} shadow models the test cannot tell anyone apart at "
                         f"{SHADOW_ALPHA:g} over {attack.n_targets} targets (its smallest p-value is 1 in "
                         f"{2 ** (attack.n_shadows // 2):,}): the attack was too small to conclude.",
                         "Run the shadow attack with more shadow models (--shadow-models).")]  # fmt: skip
@@ -58,10 +58,19 @@ def findings(attack: ShadowAttack, *, label: str = "") -> list[Finding]:
                     f"p {adjusted[best]:.2g}).")]  # fmt: skip
 
 
+RULES: tuple[str, ...] = (
+    f"A target is told apart when its exact permutation p-value, Holm-adjusted over the targets, is at most "
+    f"{SHADOW_ALPHA:g}: elevated; high when it is at most {SHADOW_STRONG:g}.",
+    "Inconclusive when the shadow models are too few for any p-value to reach that level over this many targets.",
+)
+"""The cut-offs behind the shadow attack's decision."""
+
+
 def decision(attack: ShadowAttack) -> Decision:
-    """The release decision: high when a target is told apart at 1 % (family-wise), elevated at 5 %, low otherwise."""
+    """The release decision: high when a target is told apart at 1 % (family-wise), elevated at 5 %, inconclusive
+    when too few shadow models could never reach 5 %, low otherwise."""
     return decide(findings(attack), low=f"no target is told apart by re-running the generator ({attack.n_shadows} shadow "
-                  "models); passing this attack does not prove anonymity.")  # fmt: skip
+                  "models); passing this attack does not prove anonymity.", rules=RULES)  # fmt: skip
 
 
 def verdict(attack: ShadowAttack) -> str:
