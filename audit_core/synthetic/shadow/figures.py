@@ -23,7 +23,7 @@ def shadow_roc_figure(attack: ShadowAttack, *, title: str | None = None) -> go.F
     for row in table["row"].head(_MOST_CURVES):
         t = position[int(row)]
         curves.append((f"row {int(row)}", roc_curve(attack.scores.shadow[:, t], attack.keep[:, t])))
-    label = title or f"Shadow attack on {attack.generator}: log-log ROC over {attack.n_shadows} shadow outputs"
+    label = title or f"Log-log ROC over {attack.n_shadows} shadow outputs"
     return log_roc_figure(curves, title=label, colors={"all targets pooled": "#000000"})
 
 
@@ -41,8 +41,7 @@ def isolation_figure(attack: ShadowAttack) -> go.Figure:
     fig.add_hline(y=0.5, line={"dash": "dash", "color": NEUTRAL}, annotation_text="chance")
     fig.update_xaxes(title="isolation (mean Gower distance to the 5 nearest real records)")
     fig.update_yaxes(title="AUC over the shadow outputs", range=[0, 1.02])
-    return apply_layout(fig, title=f"Which targets {attack.generator} exposes (told apart: Holm-adjusted p <= "
-                                   f"{SHADOW_ALPHA:g})")  # fmt: skip
+    return apply_layout(fig, title=f"AUC by isolation (told apart: Holm p <= {SHADOW_ALPHA:g})")
 
 
 def target_table(attack: ShadowAttack) -> pd.DataFrame:
@@ -56,6 +55,7 @@ def target_table(attack: ShadowAttack) -> pd.DataFrame:
     for tag, fpr in (("10%", 0.1), ("1%", 0.01)):
         mark = "" if n_out >= 10 / fpr else " ⚠"
         out[f"tpr@{tag}"] = [f"{v:.2f} {ci}{mark}" for v, ci in zip(out[f"tpr@{tag}"], out.pop(f"tpr@{tag}_ci"), strict=True)]
-    return out.rename(columns={"p_adjusted": "p (Holm)", "release_p": "release p", "feature": "feature used"}).assign(
-        told_apart=np.where(out["told_apart"], "yes", "")
+    return out.rename(columns={"p_value": "p", "p_adjusted": "p (Holm)", "release_p": "release p",
+                               "feature": "feature used", "told_apart": "told apart"}).assign(
+        **{"told apart": np.where(out["told_apart"], "yes", "")}
     )
