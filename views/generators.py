@@ -135,6 +135,7 @@ def _show(outcome) -> None:
     _shadow_section(outcome)
     st.subheader("Report")
     outcome_downloads(outcome, key="generators.report")
+    glossary_expander(outcome.verdict(), "AUC TPR at FPR log-ROC 95 % interval shadow-generator attack told apart p-value")
     glossary_expander(outcome.verdict(), "true-distribution attack realistic attack AUC TPR at FPR log-ROC 95 % interval "
                       "Method 1 KDE prior utility member non-member holdout verbatim copy near-copy")
 

@@ -116,3 +116,12 @@ def test_named_targets_and_refusals(german: dict[str, pd.DataFrame], tmp_path: P
         err = capsys.readouterr().err.strip().splitlines()
         assert said in err[-1]
     assert not (tmp_path / "x.json").exists()
+
+
+def test_the_comparison_refuses_slow_shadow_fits_before_any_fit(tmp_path: Path, capsys) -> None:
+    """compare --shadow with CTGAN at 2,000 epochs on a CPU: one sentence, exit 2, before any table is split or fitted."""
+    code = main(["compare", "--data", str(ROOT / "sample_data" / "german_credit.csv"), "--generators", "bootstrap,ctgan",
+                 "--params", "ctgan.epochs=2000", "--shadow", "--json", str(tmp_path / "c.json")])  # fmt: skip
+    assert code == 2
+    assert "would fit ctgan 32 times" in capsys.readouterr().err
+    assert not (tmp_path / "c.json").exists()
