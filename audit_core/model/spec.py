@@ -38,8 +38,9 @@ class ModelSettings(Settings):
                                  "fit their training images less than the target does.",
                                  bound=REFERENCE_EPOCHS)  # fmt: skip
     trust_skops_types: tuple[str, ...] = knob((), "Trusted skops types", "Types outside skops' default trusted set "
-                                              "that you trust because you made the file (e.g. sklearn.tree._tree.Tree "
-                                              "for a forest); nothing else is ever loaded.")  # fmt: skip
+                                              "and this audit's vetted list (forests, boosting, MLP and pipeline "
+                                              "internals load without naming them) that you trust because you made "
+                                              "the file; nothing else is ever loaded.")  # fmt: skip
 
 
 def _names(inputs: Inputs) -> tuple[str, str, str]:
