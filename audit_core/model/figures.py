@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from audit_core.model.audit import ModelAudit
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
 
-__all__ = ["epsilon_table", "fidelity_table", "log_roc", "rmia_table", "tpr_table"]
+__all__ = ["epsilon_table", "family_sentence", "family_table", "fidelity_table", "log_roc", "rmia_table", "tpr_table"]
 
 
 def log_roc(audit: ModelAudit) -> go.Figure:
@@ -38,3 +38,40 @@ def rmia_table(audit: ModelAudit) -> pd.DataFrame:
           "ci_low": v["tpr_at_fpr"]["0.01"]["ci_low"], "ci_high": v["tpr_at_fpr"]["0.01"]["ci_high"]}
          for k, v in audit.rmia_by_k.items()]
     )
+
+
+def family_table(audit: ModelAudit) -> pd.DataFrame:
+    """Under ``--reference-family auto``: every family's fidelity distance and its offline attacks, the chosen first.
+
+    Empty when one family was named. The attacks' columns are shown for the reader, never used to choose.
+    """
+    choice = audit.reference.get("family_choice")
+    if not choice:
+        return pd.DataFrame()
+    rows = []
+    for family, v in choice["families"].items():
+        row = {"family": family, "chosen": "✓" if family == choice["chosen"] else "", "fidelity distance": v["distance"],
+               "train accuracy": v["train_accuracy"], "test accuracy": v["test_accuracy"],
+               "KS train loss": v["ks_train_loss"], "KS population loss": v["ks_test_loss"]}  # fmt: skip
+        for name, found in v["attacks"].items():
+            row[f"{name} AUC"] = found["auc"]
+            row[f"{name} TPR at 1 % FPR"] = found["tpr_at_fpr"]["0.01"]["tpr"]
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values("fidelity distance", kind="mergesort").reset_index(drop=True)
+
+
+def family_sentence(audit: ModelAudit) -> str:
+    """Which reference family was used and why: named by the steward, or chosen by fidelity (``auto``)."""
+    ref = audit.reference
+    if "architecture" in audit.model:
+        return f"The reference models are of the uploaded architecture ('{audit.model['architecture']}')."
+    used = f"'{ref['family']}'"
+    if ref.get("params_from") in ("skops", "onnx"):
+        used += f" ({ref['estimator']} with the hyper-parameters read from the {ref['params_from']} file)"
+    choice = ref.get("family_choice")
+    if not choice:
+        return f"The reference models are of the family {used}."
+    ranked = sorted(choice["families"].items(), key=lambda kv: kv[1]["distance"])
+    others = ", ".join(f"{f} {v['distance']:.2f}" for f, v in ranked[1:])
+    return (f"The reference models are of the family {used}, chosen by fidelity among {len(ranked)} families "
+            f"(fidelity distance {ranked[0][1]['distance']:.2f}; {others}), never by how well they attack.")  # fmt: skip

@@ -61,6 +61,7 @@ from audit_core.common.errors import InputError
 from audit_core.common.limits import MAX_MODEL_MB
 from audit_core.common.runtime import blas_threads
 from audit_core.common.table_files import shortened
+from audit_core.model.recipe import NO_RECIPE, Recipe, recipe_of_estimator, recipe_of_onnx
 from audit_core.model.skops_types import VETTED_TYPES, check_vetted
 
 __all__ = ["TargetModel", "is_safetensors", "label_text", "load_model", "read_model_bytes"]
@@ -152,6 +153,8 @@ class TargetModel:
         The width of a single-matrix input, when the model declares it.
     description : str
         One line for the report (format, inputs, output).
+    recipe : Recipe
+        The target's kind and hyper-parameters as the file carries them (:mod:`audit_core.model.recipe`).
     """
 
     format: str
@@ -160,6 +163,7 @@ class TargetModel:
     description: str
     sha256: str
     _impl: Any = field(repr=False, compare=False)
+    recipe: Recipe = NO_RECIPE
 
     def predict_proba(self, features: pd.DataFrame, *, classes: Sequence[str]) -> np.ndarray:
         """``(n, len(classes))`` float64 probabilities, columns in the order of ``classes`` (label texts).
@@ -339,7 +343,7 @@ def _load_onnx(data: bytes, name: str) -> TargetModel:
     shape = "one input per column" if len(inputs) > 1 else f"input '{inputs[0].name}' {inputs[0].shape}"
     desc = f"ONNX (opset {max((o.version for o in model.opset_import if o.domain in ('', 'ai.onnx')), default=0)}), " \
            f"{shape}, output '{prob.name}'"  # fmt: skip
-    return TargetModel("onnx", graph_classes, n_inputs, desc, _sha(data), predict)
+    return TargetModel("onnx", graph_classes, n_inputs, desc, _sha(data), predict, recipe=recipe_of_onnx(model))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -466,7 +470,7 @@ def _load_skops(data: bytes, name: str, trusted: Sequence[str]) -> TargetModel:
     classes = tuple(label_text(c) for c in estimator.classes_)
     desc = f"scikit-learn {type(estimator).__name__} (skops), {len(classes)} classes"
     return TargetModel("skops", classes, int(n_in) if n_in is not None and names is None else None, desc, _sha(data),
-                       predict)  # fmt: skip
+                       predict, recipe=recipe_of_estimator(estimator))  # fmt: skip
 
 
 def _sha(data: bytes) -> str:

@@ -109,7 +109,7 @@ def test_the_cli_writes_json_html_and_records_and_gates_on_fail_on(tmp_path, cap
 
     body = json.loads(out.read_text())
     assert body["verdict"]["level"] in ("elevated", "high")
-    assert set(body["attacks"]) == {"loss", "rmia", "lira_offline"}
+    assert set(body["attacks"]) == {"loss", "rmia", "lira_offline", "supervised"}
     assert set(body["attacks"]["rmia"]["tpr_at_fpr"]["0.01"]) >= {"tpr", "ci_low", "ci_high"}
     assert "epsilon" in body["attacks"]["rmia"]["epsilon_lower_bound"]
     assert set(body["fidelity"]) >= {"target", "reference", "ok"}
