@@ -59,7 +59,15 @@ from audit_core.model.design import Design, offline_design, online_design
 from audit_core.model.images import ImageSet
 from audit_core.model.loading import is_safetensors, label_text, load_model
 from audit_core.model.recipe import NO_RECIPE, Recipe
-from audit_core.model.reference import AUTO, FAMILIES, PROB_FLOOR, ReferenceModels, family_recipe, train_reference
+from audit_core.model.reference import (
+    AUTO,
+    FAMILIES,
+    PROB_FLOOR,
+    ReferenceModels,
+    family_recipe,
+    join,
+    train_reference,
+)
 from audit_core.scores.audit import AttackCheck
 
 __all__ = ["REFERENCE_EPOCHS", "Fidelity", "ModelAudit", "audit_model"]
@@ -395,7 +403,7 @@ class _References:
 
     refs: dict[str, ReferenceModels]  # "offline" (the family used), "online"
     family: str
-    tried: dict[str, ReferenceModels]  # offline, every family trained (one unless auto)
+    tried: dict[str, ReferenceModels]  # auto: every family's first offline model (the one the choice reads)
     fits: list[FamilyFidelity]  # auto only, in the order tried
 
 
@@ -414,15 +422,22 @@ def _train_references(case: _Case, split: _Split, attacks: tuple[str, ...], *, n
     fits: list[FamilyFidelity] = []
     if offline:
         design = offline_design(split.pool, cand.size, n_models=n_reference, train_size=n_m, seed=seed)
-        for i, fam in enumerate(families):
-            step = sub_progress(progress, share * i / len(families), share * (i + 1) / len(families))
-            tried[fam] = case.train(fam, cand, split.pool, design, step)
-        if auto:
+        if auto:  # one model a family (the design's first) decides; the chosen family then gets the other K - 1
+            probe = design.take(slice(0, 1))
+            part = share / (len(families) + n_reference - 1)
+            for i, fam in enumerate(families):
+                tried[fam] = case.train(fam, cand, split.pool, probe, sub_progress(progress, part * i, part * (i + 1)))
             pool_p = split.pool - n_m
             side = target_side(case.prob_m, case.y_m, case.prob_p[pool_p], case.y_p[pool_p])
             fits = [family_fidelity(side, tried[f]) for f in families]
             family = choose(fits).family
-        refs["offline"] = tried[family]
+            refs["offline"] = tried[family]
+            if n_reference > 1:
+                rest = case.train(family, cand, split.pool, design.take(slice(1, None)),
+                                  sub_progress(progress, part * len(families), share))  # fmt: skip
+                refs["offline"] = join(tried[family], rest)
+        else:
+            refs["offline"] = tried[family] = case.train(family, cand, split.pool, design, sub_progress(progress, 0.0, share))
     if online:
         min_in = 2 if lira_variance(variance, n_reference) == "per_sample" else 1
         design = online_design(cand, split.pool, n_models=n_reference, train_size=n_m, seed=seed, min_in=min_in)
@@ -474,7 +489,7 @@ def _family_results(references: _References, attacks: tuple[str, ...], p_target:
             s = rmia_scores(p_target, p_ref, z_index) if name == "rmia" else lira_offline_scores(p_target, p_ref)[0]
             found[name] = {"auc": roc_curve(s, member).auc, "tpr_at_fpr": {"0.01": tpr_at_fpr(s, member, 0.01).to_json()}}
         out[fit.family] = {**fit.to_json(), "attacks": found}
-    return {"rule": RULE, "chosen": references.family, "families": out}
+    return {"rule": RULE, "chosen": references.family, "reference_models_per_family": 1, "families": out}
 
 
 def _rmia_by_k(p_target: np.ndarray, refs: dict[str, ReferenceModels], member: np.ndarray, z_index: np.ndarray,

@@ -2,9 +2,11 @@
 
 RMIA and LiRA are as strong as their reference models are close to the target, and the family
 moves the result a lot (issue 29: TPR at 1 % FPR 0.49 with logistic references, 0.20 with gbdt,
-on the same overfit forest). ``auto`` trains the K offline reference models of every family
-(:data:`audit_core.model.reference.FAMILIES`, on the same rows and seeds) and keeps the one with
-the smallest **fidelity distance** to the target, the sum of
+on the same overfit forest). ``auto`` trains the first offline reference model of every family
+(:data:`audit_core.model.reference.FAMILIES`, on the same rows and seed), keeps the family with
+the smallest **fidelity distance** to the target and trains its other K - 1 models (so ``auto``
+costs K + 4 models, not 5 K, and its result equals naming the chosen family). The distance is the
+sum of
 
 - the gap in train accuracy (the target on its members; each reference model on its own rows),
 - the gap in test accuracy (the target, and each reference model, on pool records it never saw),
@@ -16,8 +18,9 @@ the smallest **fidelity distance** to the target, the sum of
 
 The choice reads no candidate (the records the attacks score) and no attack's result, so it cannot
 pick the family that attacks best on the records it is judged on (which would inflate the TPR:
-the maximum of several noisy TPRs). Every family's distance and its attacks' results are reported
-beside the choice, so a reader sees what the others would have said.
+the maximum of several noisy TPRs). Every family's distance and what its one reference model's
+offline attacks find are reported beside the choice, so a reader sees what the others would have
+said.
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ __all__ = [
     "REFERENCE_FAMILIES",
     "ReferenceModels",
     "family_recipe",
+    "join",
     "make_model",
     "score_model",
     "summarise",
@@ -182,6 +183,14 @@ def summarise(design: Design, family: str, per_model: list[tuple[float, np.ndarr
         pool_correct=correct[:, n_candidates:],
         pool_seen=np.stack([np.isin(pool, rows) for rows in design.rows]),
     )
+
+
+def join(first: ReferenceModels, rest: ReferenceModels) -> ReferenceModels:
+    """The models of ``first`` then those of ``rest`` (one family, one design split by :meth:`Design.take`)."""
+    stack = {name: np.concatenate([getattr(first, name), getattr(rest, name)])
+             for name in ("p_true", "correct", "train_accuracy", "train_loss", "keep", "train_losses", "pool_p_true",
+                          "pool_correct", "pool_seen")}  # fmt: skip
+    return ReferenceModels(train_size=first.train_size, family=first.family, **stack)
 
 
 def score_model(p_train: np.ndarray, y_train: np.ndarray, p_eval: np.ndarray, y_eval: np.ndarray):

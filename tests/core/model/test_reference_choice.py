@@ -94,13 +94,19 @@ def test_auto_recognises_the_family_of_the_target(tables, family):
         assert "chosen by fidelity among 5 families" in report.verdict
 
 
-def test_a_named_family_is_used_as_named(tables):
+def test_auto_gives_what_naming_its_choice_gives(tables):
+    """The choice reads one model a family; the chosen family's K models are those a named family trains."""
     train, population, _ = tables
-    r = audit_model(_file("mlp", train), train, population, target="y", attacks=("loss", "rmia"), n_reference=1,
-                    family="logistic", seed=0)  # fmt: skip
-    assert r.reference["family"] == "logistic"
-    assert r.reference["params_from"] == "the family's defaults"  # the model is an MLP: nothing of its recipe applies
-    assert "family_choice" not in r.reference
+    data = _file("mlp", train)
+    auto = audit_model(data, train, population, target="y", attacks=("loss", "rmia", "lira_offline"), n_reference=2,
+                       seed=0)  # fmt: skip
+    named = audit_model(data, train, population, target="y", attacks=("loss", "rmia", "lira_offline"), n_reference=2,
+                        family="mlp", seed=0)  # fmt: skip
+    assert auto.reference["family"] == named.reference["family"] == "mlp"
+    assert auto.records.equals(named.records)
+    assert auto.reference["family_choice"]["reference_models_per_family"] == 1
+    assert "family_choice" not in named.reference
+    assert named.reference["params_from"] == "onnx"  # the hidden layer read from the graph's weights
 
 
 def test_auto_on_members_the_model_never_saw_stays_at_chance(tables):
