@@ -75,14 +75,21 @@ def adult(members: int, population: int, seed: int) -> tuple[pd.DataFrame, pd.Da
     return frame.iloc[:members].reset_index(drop=True), frame.iloc[members:].reset_index(drop=True)
 
 
+def _dtype(name: str) -> type:
+    """The numbers a target sees: float32 through ONNX, the table's float64 through skops (ART's copy sees the same)."""
+    return np.float32 if TARGETS[name][3] == "onnx" else np.float64
+
+
 def target_file(name: str, train: pd.DataFrame) -> tuple[bytes, dict]:
     import importlib
 
     module, cls, params, fmt = TARGETS[name]
-    X = train.drop(columns="label").to_numpy(dtype=np.float32)
+    X = train.drop(columns="label").to_numpy(dtype=_dtype(name))
     est = getattr(importlib.import_module(module), cls)(**{k: tuple(v) if isinstance(v, list) else v
                                                              for k, v in params.items()})  # fmt: skip
-    with warnings.catch_warnings():
+    from threadpoolctl import threadpool_limits
+
+    with warnings.catch_warnings(), threadpool_limits(1):  # one thread, as ART's process refits it: the same trees
         warnings.simplefilter("ignore")
         est.fit(X, train["label"].to_numpy())
     if fmt == "skops":
@@ -92,7 +99,7 @@ def target_file(name: str, train: pd.DataFrame) -> tuple[bytes, dict]:
     else:
         from skl2onnx import to_onnx
 
-        data = to_onnx(est, X[:1], options={id(est): {"zipmap": False}}).SerializeToString()
+        data = to_onnx(est, X[:1].astype(np.float32), options={id(est): {"zipmap": False}}).SerializeToString()
     return data, {"module": module, "class": cls, "params": params}
 
 
@@ -136,8 +143,8 @@ def main() -> None:
         best = ours.best()
         with tempfile.TemporaryDirectory() as tmp:
             arrays = Path(tmp) / "data.npz"
-            np.savez(arrays, x_m=train.drop(columns="label").to_numpy(np.float32), y_m=train["label"].to_numpy(),
-                     x_p=population.drop(columns="label").to_numpy(np.float32), y_p=population["label"].to_numpy(),
+            np.savez(arrays, x_m=train.drop(columns="label").to_numpy(_dtype(name)), y_m=train["label"].to_numpy(),
+                     x_p=population.drop(columns="label").to_numpy(_dtype(name)), y_p=population["label"].to_numpy(),
                      cand=split.cand_p, pool=split.pool - split.n_m)  # fmt: skip
             art = {m: run_art(args.art_python, arrays, spec, attack_model=m, shadow_models=args.reference_models,
                               seed=args.seed) for m in ("rf", "gb")}  # fmt: skip

@@ -71,9 +71,9 @@ def test_auto_recognises_the_family_of_the_target(tables, family):
     assert r.reference["family"] == family == choice["chosen"]
     distances = sorted(v["distance"] for v in choice["families"].values())
     assert distances[0] == choice["families"][family]["distance"]
-    # measured margins 0.5 to 1.0 (a distance is a sum of four terms in [0, 1]); extra trees and logistic regression
-    # targets are recognised as well (benchmarks/bench_model_families.py)
-    assert distances[1] - distances[0] > 0.3
+    # measured margins 0.32 (mlp) to 1.04 (a distance is a sum of four terms in [0, 1]); extra trees and logistic
+    # regression targets are recognised as well (benchmarks/bench_model_families.py)
+    assert distances[1] - distances[0] > 0.25
     assert set(choice["families"]) == {"logistic", "mlp", "gbdt", "random_forest", "extra_trees"}
     for v in choice["families"].values():  # every family's own result is reported beside the choice
         assert set(v["attacks"]) == {"rmia", "lira_offline"}
