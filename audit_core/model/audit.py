@@ -54,7 +54,7 @@ from audit_core.model.attacks import (
     supervised_features,
     supervised_scores,
 )
-from audit_core.model.choice import RULE, FamilyFidelity, choose, family_fidelity, target_side
+from audit_core.model.choice import RULE, FamilyFidelity, choose, family_fidelity, target_side, tolerance
 from audit_core.model.design import Design, offline_design, online_design
 from audit_core.model.images import ImageSet
 from audit_core.model.loading import is_safetensors, label_text, load_model
@@ -405,6 +405,7 @@ class _References:
     family: str
     tried: dict[str, ReferenceModels]  # auto: every family's first offline model (the one the choice reads)
     fits: list[FamilyFidelity]  # auto only, in the order tried
+    within: float = 0.0  # auto: distances this close to the smallest count as equal
 
 
 def _train_references(case: _Case, split: _Split, attacks: tuple[str, ...], *, n_reference: int, variance: str, seed: int,
@@ -420,6 +421,7 @@ def _train_references(case: _Case, split: _Split, attacks: tuple[str, ...], *, n
     refs: dict[str, ReferenceModels] = {}
     tried: dict[str, ReferenceModels] = {}
     fits: list[FamilyFidelity] = []
+    within = 0.0
     if offline:
         design = offline_design(split.pool, cand.size, n_models=n_reference, train_size=n_m, seed=seed)
         if auto:  # one model a family (the design's first) decides; the chosen family then gets the other K - 1
@@ -430,7 +432,8 @@ def _train_references(case: _Case, split: _Split, attacks: tuple[str, ...], *, n
             pool_p = split.pool - n_m
             side = target_side(case.prob_m, case.y_m, case.prob_p[pool_p], case.y_p[pool_p])
             fits = [family_fidelity(side, tried[f]) for f in families]
-            family = choose(fits).family
+            within = tolerance(design.train_size, n_m)
+            family = choose(fits, own_kind=case.recipe.family, within=within).family
             refs["offline"] = tried[family]
             if n_reference > 1:
                 rest = case.train(family, cand, split.pool, design.take(slice(1, None)),
@@ -442,7 +445,7 @@ def _train_references(case: _Case, split: _Split, attacks: tuple[str, ...], *, n
         min_in = 2 if lira_variance(variance, n_reference) == "per_sample" else 1
         design = online_design(cand, split.pool, n_models=n_reference, train_size=n_m, seed=seed, min_in=min_in)
         refs["online"] = case.train(family, cand, split.pool, design, sub_progress(progress, 0.9 - share, 0.9))
-    return _References(refs=refs, family=family, tried=tried, fits=fits)
+    return _References(refs=refs, family=family, tried=tried, fits=fits, within=within)
 
 
 def _scores(attacks: tuple[str, ...], case: _Case, split: _Split, p_target: np.ndarray, refs: dict[str, ReferenceModels],
@@ -477,7 +480,7 @@ def _scores(attacks: tuple[str, ...], case: _Case, split: _Split, p_target: np.n
 
 
 def _family_results(references: _References, attacks: tuple[str, ...], p_target: np.ndarray, member: np.ndarray,
-                    z_index: np.ndarray) -> dict[str, Any]:  # fmt: skip
+                    z_index: np.ndarray, own_kind: str | None) -> dict[str, Any]:  # fmt: skip
     """Under ``auto``: every family's fidelity and what its reference models' offline attacks find (never used to choose)."""
     if not references.fits:
         return {}
@@ -489,7 +492,8 @@ def _family_results(references: _References, attacks: tuple[str, ...], p_target:
             s = rmia_scores(p_target, p_ref, z_index) if name == "rmia" else lira_offline_scores(p_target, p_ref)[0]
             found[name] = {"auc": roc_curve(s, member).auc, "tpr_at_fpr": {"0.01": tpr_at_fpr(s, member, 0.01).to_json()}}
         out[fit.family] = {**fit.to_json(), "attacks": found}
-    return {"rule": RULE, "chosen": references.family, "reference_models_per_family": 1, "families": out}
+    return {"rule": RULE, "chosen": references.family, "own_kind": own_kind, "tolerance": references.within,
+            "reference_models_per_family": 1, "families": out}
 
 
 def _rmia_by_k(p_target: np.ndarray, refs: dict[str, ReferenceModels], member: np.ndarray, z_index: np.ndarray,
@@ -586,7 +590,8 @@ def _audit_case(case: _Case, *, attacks: tuple[str, ...], n_reference: int, vari
                    **({"estimator": recipe.estimator, "params": recipe.params,
                        "params_from": recipe.source if recipe.source != "none" else "the family's defaults"}
                       if recipe is not None else {}),
-                   **({"family_choice": _family_results(references, attacks, p_target, split.member, z_index)}
+                   **({"family_choice": _family_results(references, attacks, p_target, split.member, z_index,
+                                                        case.recipe.family)}
                       if references.fits else {}),
                    **extra, **case.reference_extra,
                    "attacks_using_them": [a for a in attacks if a in REFERENCE_ATTACKS]},

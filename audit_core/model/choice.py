@@ -16,6 +16,13 @@ sum of
 - the Kolmogorov-Smirnov distance between the loss distributions on unseen population records
   (the target on the pool; each reference model on the pool records it did not train on).
 
+With one reference model a family the distances carry noise (a KS statistic between two samples of
+200 losses varies by about 0.1 when nothing differs), so families within :func:`tolerance` of the
+smallest distance (the KS test's 5 % critical value for the two training-loss samples,
+``1.36 sqrt((n + m) / (n m))``) are taken as equally close, and among them the family of the
+target's own kind, when its file says what it is (:mod:`audit_core.model.recipe`), is kept; else
+the closest.
+
 The choice reads no candidate (the records the attacks score) and no attack's result, so it cannot
 pick the family that attacks best on the records it is judged on (which would inflate the TPR:
 the maximum of several noisy TPRs). Every family's distance and what its one reference model's
@@ -32,11 +39,12 @@ import numpy as np
 
 from audit_core.model.reference import PROB_FLOOR, ReferenceModels
 
-__all__ = ["RULE", "FamilyFidelity", "TargetSide", "choose", "family_fidelity", "target_side"]
+__all__ = ["RULE", "FamilyFidelity", "TargetSide", "choose", "family_fidelity", "target_side", "tolerance"]
 
 RULE = ("auto: the family whose reference models behave most like the target (the smallest sum of the train and test "
         "accuracy gaps and the KS distances between the train and population loss distributions, on records no attack "
-        "scores); never the family that attacks best")  # fmt: skip
+        "scores; within the tolerance of the smallest, the family of the target's own kind); never the family that "
+        "attacks best")  # fmt: skip
 
 
 def _losses(p_true: np.ndarray) -> np.ndarray:
@@ -111,6 +119,17 @@ def family_fidelity(target: TargetSide, refs: ReferenceModels) -> FamilyFidelity
     )
 
 
-def choose(fits: list[FamilyFidelity]) -> FamilyFidelity:
-    """The family with the smallest distance (ties: the first in the list)."""
-    return min(fits, key=lambda f: f.distance)
+def tolerance(n_reference_rows: int, n_members: int) -> float:
+    """Distances this close count as equal: the two-sample KS 5 % critical value for the training-loss samples."""
+    n, m = max(n_reference_rows, 1), max(n_members, 1)
+    return float(1.36 * np.sqrt((n + m) / (n * m)))
+
+
+def choose(fits: list[FamilyFidelity], *, own_kind: str | None = None, within: float = 0.0) -> FamilyFidelity:
+    """The family with the smallest distance, or ``own_kind`` when its distance is within ``within`` of it.
+
+    Ties: the first in the list.
+    """
+    best = min(fits, key=lambda f: f.distance)
+    own = next((f for f in fits if f.family == own_kind), None)
+    return own if own is not None and own.distance <= best.distance + within else best

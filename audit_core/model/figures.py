@@ -72,6 +72,10 @@ def family_sentence(audit: ModelAudit) -> str:
     if not choice:
         return f"The reference models are of the family {used}."
     ranked = sorted(choice["families"].items(), key=lambda kv: kv[1]["distance"])
-    others = ", ".join(f"{f} {v['distance']:.2f}" for f, v in ranked[1:])
+    chosen = choice["chosen"]
+    others = ", ".join(f"{f} {v['distance']:.2f}" for f, v in ranked if f != chosen)
+    why = "" if ranked[0][0] == chosen else (
+        f"; the model's own kind, within {choice['tolerance']:.2f} of the closest, which counts as equally close")
     return (f"The reference models are of the family {used}, chosen by fidelity among {len(ranked)} families "
-            f"(fidelity distance {ranked[0][1]['distance']:.2f}; {others}), never by how well they attack.")  # fmt: skip
+            f"(fidelity distance {choice['families'][chosen]['distance']:.2f}; {others}{why}), never by how well they "
+            "attack.")  # fmt: skip

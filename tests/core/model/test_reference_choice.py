@@ -119,3 +119,18 @@ def test_auto_on_members_the_model_never_saw_stays_at_chance(tables):
     for v in r.reference["family_choice"]["families"].values():  # whichever family it had chosen
         assert abs(v["attacks"]["rmia"]["auc"] - 0.5) < 0.09
     assert decision(r).level == "low"
+
+
+def test_within_the_probe_noise_the_family_of_the_model_own_kind_is_kept():
+    from audit_core.model.choice import FamilyFidelity, choose, tolerance
+
+    def fit(family: str, distance: float) -> FamilyFidelity:
+        return FamilyFidelity(family, 1.0, 0.7, 0.0, 0.0, distance, 0.0)
+
+    fits = [fit("logistic", 0.99), fit("mlp", 0.16), fit("gbdt", 0.21)]
+    within = tolerance(200, 200)
+    assert 0.13 < within < 0.14  # the KS test's 5 % critical value for 200 and 200 losses
+    assert choose(fits, own_kind="gbdt", within=within).family == "gbdt"  # 0.05 apart: equally close
+    assert choose(fits, own_kind="logistic", within=within).family == "mlp"  # 0.83 apart: the closest wins
+    assert choose(fits, own_kind=None, within=within).family == "mlp"
+    assert tolerance(2000, 2000) < within  # more records, finer distances

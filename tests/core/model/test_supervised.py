@@ -43,14 +43,3 @@ def test_it_learns_a_leak_no_single_score_shows():
     assert "label_0" in names  # the label is a feature (as in ART's attack)
     assert abs(roc_curve(loss_scores(p_true), member).auc - 0.5) < 0.05
     assert roc_curve(supervised_scores(features, member, seed=0), member).auc > 0.8
-
-
-def test_same_seed_same_scores_and_every_record_scored_once():
-    rng = np.random.default_rng(13)
-    prob, y = _outputs(400, rng)
-    member = rng.random(400) < 0.6
-    features = supervised_features(prob, y, None)[0]
-    a = supervised_scores(features, member, seed=5)
-    np.testing.assert_array_equal(a, supervised_scores(features, member, seed=5))
-    assert np.all((a >= 0) & (a <= 1))
-    assert a.shape == (400,)
