@@ -118,7 +118,8 @@ def test_auto_on_members_the_model_never_saw_stays_at_chance(tables):
         assert a.tpr_at_fpr["0.01"].ci_low <= 0.03
     for v in r.reference["family_choice"]["families"].values():  # whichever family it had chosen
         assert abs(v["attacks"]["rmia"]["auc"] - 0.5) < 0.09
-    assert decision(r).level == "low"
+    measurable = all(a.tpr_at_fpr["0.01"].supported for a in r.attacks.values())
+    assert decision(r).level == ("low" if measurable else "inconclusive")  # at chance: never a finding
 
 
 def test_within_the_probe_noise_the_family_of_the_model_own_kind_is_kept():
