@@ -70,20 +70,14 @@ def _progress_to_stderr(quiet: bool):
 # --------------------------------------------------------------------------- handlers
 def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
     """Any registered audit: settings from the flags, inputs read, run, outputs written, summary and verdict printed."""
-    from audit_core.contract import Inputs, run
+    from audit_core.contract import read_inputs, run
 
     settings = args.settings  # validated by check_arguments
     out = getattr(args, "out", None)
     if out and Path(out).suffix.lower() not in (".csv", ".parquet"):
         raise InputError(f"The output file {Path(out).name} must end in .csv or .parquet.")
-    data: dict[str, Any] = {}
-    paths: dict[str, str] = {}
-    for spec in audit.inputs:
-        path = getattr(args, spec.name)
-        if path is not None:
-            paths[spec.name] = path
-            data[spec.name] = spec.read(path, Path(path).name)
-    outcome = run(audit, Inputs(data, paths), settings, seed=args.seed, progress=_progress_to_stderr(args.quiet),
+    sources = {spec.name: getattr(args, spec.name) for spec in audit.inputs if getattr(args, spec.name) is not None}
+    outcome = run(audit, read_inputs(audit, sources), settings, seed=args.seed, progress=_progress_to_stderr(args.quiet),
                   client=args.client)  # fmt: skip
     for line in outcome.notes():
         if line.startswith("warning:") or not args.quiet:

@@ -51,6 +51,7 @@ __all__ = [
     "Stage",
     "csv_list",
     "knob",
+    "read_inputs",
     "rescore",
     "run",
     "stage_key",
@@ -295,6 +296,27 @@ class Inputs:
         from pathlib import Path
 
         return Path(self.paths.get(key, default or key)).name
+
+
+def read_inputs(audit: Audit[Any, Any], sources: Mapping[str, Any]) -> Inputs:
+    """An audit's inputs read from paths or database URLs as the CLI reads them (each by its :class:`InputSpec`).
+
+    ``paths`` keep each source as the reproduce command shows it: a database URL without its password
+    (:func:`audit_core.common.database.redacted`). An unknown input name is one sentence.
+    """
+    from audit_core.common.database import is_database_url, redacted, source_name
+
+    specs = {spec.name: spec for spec in audit.inputs}
+    unknown = sorted(set(sources) - set(specs))
+    if unknown:
+        raise InputError(f"{audit.name} has no input '{unknown[0]}'; its inputs are {', '.join(specs)}.")
+    data: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+    for name, source in sources.items():
+        text = str(source)
+        paths[name] = redacted(text) if is_database_url(text) else text
+        data[name] = specs[name].read(text, source_name(text))
+    return Inputs(data, paths)
 
 
 @dataclass(frozen=True)
