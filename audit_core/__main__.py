@@ -154,7 +154,8 @@ def _add_audit(sub: Any, audit: Audit) -> None:
     """One subcommand from a registry entry: its inputs, its settings' knobs, --seed and its outputs."""
     p = sub.add_parser(audit.name, help=_help(f"{audit.title}: {audit.question}" if audit.page else audit.method))
     for spec in audit.inputs:
-        p.add_argument(spec.cli_flag, dest=spec.name, required=spec.required, help=_help(spec.help))
+        also = "; or a database URL with ?table=NAME or ?query=SELECT ..." if spec.table else ""
+        p.add_argument(spec.cli_flag, dest=spec.name, required=spec.required, help=_help(spec.help + also))
     defaults, required = audit.settings.defaults(), audit.settings.required()
     for name, knob in audit.settings.knobs().items():
         flag, default = audit.settings.flag(name), defaults.get(name)
