@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AuditResult",
+    "Progress",
     "audit_model",
     "audit_table",
     "check_dp_claim",
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 Progress = Callable[[float, str], None]
+"""``progress(fraction, message)``: called as the work goes on (the CLI prints it, the page draws a bar)."""
 
 
 @dataclass(frozen=True)

@@ -209,8 +209,13 @@ def read_database(source: str, *, name: str | None = None) -> Any:
         engine.dispose()
     if frame.shape[1] == 0 or len(frame) == 0:
         raise InputError(f"Table '{label}' from the database has no rows; check ?table= or the query.")
+    import numpy as np
+
     from audit_core.common.table_files import check_frame
 
+    for col in frame.columns:  # NULL arrives as None in text columns: NaN, as the CSV reader gives a missing cell
+        if frame[col].dtype == object and frame[col].isna().any():
+            frame[col] = frame[col].where(frame[col].notna(), np.nan)
     return check_frame(frame, name=label)
 
 

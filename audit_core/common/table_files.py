@@ -397,11 +397,8 @@ def check_frame(frame: pd.DataFrame, *, name: str) -> pd.DataFrame:
     """The checks every table passes however it came (a file, a database, a DataFrame given to the Python API).
 
     Columns and rows present, at most :data:`TABLE_COLUMNS` columns, distinct string column
-    names, a 0-based index, and missing values as NaN (a database's NULL, None in a
-    DataFrame): the same table read from a file or a database gives the same audit.
+    names, a 0-based index.
     """
-    import numpy as np
-
     name = shortened(name)
     if frame.shape[1] == 0:
         raise InputError(f"Table '{name}' has no columns; upload a file with a header row.")
@@ -412,7 +409,4 @@ def check_frame(frame: pd.DataFrame, *, name: str) -> pd.DataFrame:
     check_unique_names(names, name=name)
     frame = frame.copy() if frame.columns.tolist() != names or not isinstance(frame.index, pd.RangeIndex) else frame
     frame.columns = names
-    objects = [c for c in names if frame[c].dtype == object and frame[c].isna().any()]
-    for col in objects:  # None (a database's NULL) -> NaN, as the CSV reader gives
-        frame[col] = frame[col].where(frame[col].notna(), np.nan)
     return frame.reset_index(drop=True)
