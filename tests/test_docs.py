@@ -27,6 +27,7 @@ def in_project(monkeypatch: pytest.MonkeyPatch) -> None:
     (ROOT / "out").mkdir(exist_ok=True)
 
 
+@pytest.mark.slow  # four audits, a LiRA among them
 @pytest.mark.usefixtures("in_project")
 def test_docs_api_session_runs_as_written():
     result = _run((ROOT / "docs" / "api.md").read_text(), "docs/api.md")
@@ -34,6 +35,7 @@ def test_docs_api_session_runs_as_written():
     assert result.failed == 0
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("in_project")
 def test_readme_python_api_section_runs_as_written():
     readme = (ROOT / "README.md").read_text()

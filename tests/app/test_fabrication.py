@@ -36,6 +36,7 @@ def ran():
     return at
 
 
+@pytest.mark.slow
 def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
     at = ran
     assert not at.exception
@@ -79,6 +80,7 @@ def test_upload_without_a_file_is_one_sentence():
     assert ".npz" in at.error[0].value
 
 
+@pytest.mark.slow
 def test_page_and_cli_give_the_same_numbers(ran, tmp_path):
     """Same data, seed and settings: the page's result is the CLI's JSON, and its cards show those numbers."""
     at = ran

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.synthetic.generators.base import TabularGenerator
@@ -20,6 +21,7 @@ def _compare(at: AppTest) -> AppTest:
     return at.button[0].click().run()
 
 
+@pytest.mark.slow
 def test_comparison_runs_and_sliders_do_not_refit(monkeypatch):
     fits = spy(monkeypatch, TabularGenerator, "fit")
     at = AppTest.from_file(PAGE, default_timeout=240).run()

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.common.report import to_json_text
@@ -18,6 +19,7 @@ PAGE = str(ROOT / "views" / "own_model.py")
 SAMPLE = ROOT / "sample_data" / "german_credit"
 
 
+@pytest.mark.slow
 def test_page_runs_on_the_sample_and_matches_the_backend(tmp_path, monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=180)
     at.session_state[state.OwnModel.AUTORUN] = True

@@ -54,6 +54,7 @@ def lira_page() -> AppTest:
     return at
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fpr", [0.05, 0.1])
 def test_lira_page_equals_its_command(lira_page: AppTest, fpr: float, tmp_path: Path, monkeypatch, capsys) -> None:
     at = lira_page
@@ -75,6 +76,7 @@ def test_lira_page_equals_its_command(lira_page: AppTest, fpr: float, tmp_path: 
     _assert_same_decision(at, cli, stdout)
 
 
+@pytest.mark.slow
 def test_lira_cli_json_is_byte_identical_across_runs(tmp_path: Path) -> None:
     """Same seed, same bytes: the wall-clock training time is not in the JSON."""
     import subprocess

@@ -38,6 +38,7 @@ def leaky() -> AppTest:
     return _run(LEAKY)
 
 
+@pytest.mark.slow
 def test_leaky_sample_is_flagged_unsafe_with_all_views(leaky: AppTest) -> None:
     assert any("UNSAFE" in e.value for e in leaky.error)
     labels = [m.label for m in leaky.metric]

@@ -19,6 +19,7 @@ def cache(tmp_path, monkeypatch):
     return tmp_path / "cache" / "selfcheck.json"
 
 
+@pytest.mark.slow
 def test_cli_quick_selfcheck_passes_prints_the_table_and_keeps_the_result(cache, tmp_path, capsys):
     assert checks.status_line().startswith(f"version {checks.VERSION}: not run")
     out = tmp_path / "selfcheck.json"

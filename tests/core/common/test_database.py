@@ -116,6 +116,7 @@ def test_an_audit_from_sqlite_gives_the_file_audit_json_byte_for_byte(tables, sq
     assert from_db == from_files
 
 
+@pytest.mark.slow
 def test_an_audit_from_postgresql_gives_the_file_audit_json_and_never_shows_the_password(tables, pg, tmp_path, capsys):
     from audit_core import audit_table
 
@@ -131,6 +132,7 @@ def test_an_audit_from_postgresql_gives_the_file_audit_json_and_never_shows_the_
     assert f"--train {shlex.quote(pg.url(password=False) + '?table=train')}" in result.command
 
 
+@pytest.mark.slow  # starts a PostgreSQL server (with the test above)
 def test_postgresql_schema_table_order_and_a_read_only_transaction(tables, pg):
     frame, _ = tables["train"]
     got = read_table(f"{pg.url()}?table=registry.Train Copy", name="train")

@@ -29,6 +29,7 @@ def runs(german):
                          epochs=100, seed=seed) for seed in range(3)]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_dp_sgd_never_beats_its_accountant_and_no_dp_leaks(runs):
     for r in runs:
         assert r.accountant_epsilon <= 1.0 + 1e-9  # Opacus chose the noise for the claim
@@ -71,6 +72,7 @@ def test_a_leaky_claim_is_disproved(runs):
     assert "disproved" in d.headline
 
 
+@pytest.mark.slow
 def test_same_seed_same_json(german):
     a, b = (run_dp_audit(german, target="credit", epsilon=2.0, delta=1e-5, m=100, epochs=3, seed=5) for _ in range(2))
     assert json.dumps(a.to_json()) == json.dumps(b.to_json())

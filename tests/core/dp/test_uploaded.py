@@ -50,6 +50,7 @@ def _audit(paths, fmt="onnx", *, epsilon=0.5, seed=0, table=None):
                                 trusted=[TRUST_TREE], seed=seed, names=(paths[fmt].name, "canaries.csv"))  # fmt: skip
 
 
+@pytest.mark.slow
 def test_an_overfit_forest_disproves_a_small_claim_the_same_from_onnx_and_skops(leaky):
     onnx, skops = _audit(leaky, "onnx"), _audit(leaky, "skops")
     assert onnx.bound.to_json() == skops.bound.to_json()  # every r of the grid: the same guesses right
@@ -69,6 +70,7 @@ def test_an_overfit_forest_disproves_a_small_claim_the_same_from_onnx_and_skops(
     assert onnx.model["sha256"] == hashlib.sha256(leaky["onnx"].read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_a_model_that_saw_no_canary_proves_nothing(disjoint):
     r = _audit(disjoint, "skops", epsilon=1.0)
     assert r.bound.epsilon == 0.0

@@ -49,6 +49,7 @@ def result(setup):
     )
 
 
+@pytest.mark.slow
 def test_members_are_separable_and_scores_are_oriented(result):
     for mia in ("loss", "lira", "rmia"):
         s = result.scores[mia]
@@ -318,6 +319,7 @@ def test_the_knobs_refuse_what_the_computation_no_longer_checks(bad):
 
 
 # --------------------------------------------------------------------------- CLI
+@pytest.mark.slow
 def test_cli_with_uploaded_images_and_weights(tmp_path, setup, capsys):
     d = setup.data
     keep = np.r_[d.members, d.non_members[:60], d.reference[:40]]  # small: the CLI test stays fast
@@ -337,6 +339,7 @@ def test_cli_with_uploaded_images_and_weights(tmp_path, setup, capsys):
     assert len(j["ar_mia"]["by_lambda"]) >= 3
 
 
+@pytest.mark.slow
 def test_cli_images_takes_a_png_folder(tmp_path, setup, capsys):
     """``--images`` takes a folder of PNGs with its labels.csv; same pixels as an .npz, same audit."""
     from PIL import Image
@@ -406,6 +409,7 @@ def test_architecture_is_read_from_the_weights():
     assert architecture_of(SmallCNN(1, 10), in_channels=1, n_classes=3) is None  # other hyper-parameters
 
 
+@pytest.mark.slow
 def test_uploaded_resnet18_gets_resnet18_reference_models(tmp_path):
     """An uploaded ResNet-18 is compared against ResNet-18 references trained like the bundled target."""
     from audit_core.fabrication.architectures import ResNet18
@@ -483,6 +487,7 @@ def test_json_reports_an_epsilon_lower_bound_per_mia(result):
     assert all("epsilon_lower_bound" in block for block in j["mia"]["by_attack"].values())
 
 
+@pytest.mark.slow
 def test_work_past_the_cpu_limit_is_refused_before_it_starts(tmp_path, capsys):
     """100,000 MNIST-sized images and no model (a 0.6 MB file that inflated to 583 MB hung the page for an hour, training
     here): one sentence, exit 2, before any training, with what to change."""

@@ -43,6 +43,7 @@ def _untrained_cnn(folder, *, in_channels=1, n_classes=10, metadata=None):
     return path
 
 
+@pytest.mark.slow
 def test_the_overfit_cnn_leaks_and_lira_online_finds_more_than_loss(overfit_audit):
     r = overfit_audit
     assert r.model["architecture"] == "small_cnn"

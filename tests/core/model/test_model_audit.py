@@ -30,6 +30,7 @@ def onnx_k4(german, tables):
     return audit_model(german["onnx"].read_bytes(), *tables, target=TARGET, n_reference=4, family="gbdt", seed=0)
 
 
+@pytest.mark.slow
 def test_onnx_and_skops_files_of_one_forest_give_the_same_scores(german, tables, onnx_k4):
     sk = audit_model(german["skops"].read_bytes(), *tables, target=TARGET, n_reference=4, family="gbdt", seed=0,
                      trusted=[TRUST_TREE])  # fmt: skip
@@ -66,6 +67,7 @@ def test_rmia_with_one_reference_model_beats_loss_at_low_fpr(german, tables):
     assert rmia.tpr > loss.tpr + 0.05
 
 
+@pytest.mark.slow
 def test_same_family_on_disjoint_data_is_at_chance(tmp_path):
     case = disjoint_case(tmp_path)
     train, pop = read_table(case["train"], name="train"), read_table(case["population"], name="population")

@@ -87,6 +87,7 @@ def test_the_real_command_exits_2_on_a_pickle(tmp_path, numeric):
     assert "pickle" in r.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_writes_json_html_and_records_and_gates_on_fail_on(tmp_path, capsys, german):
     out = tmp_path / "m.json"
     code, _ = _cli(capsys, german["onnx"], german, TARGET, "--reference-family", "gbdt", "--json", str(out),

@@ -104,6 +104,7 @@ def test_bootstrap_of_training_discloses(adult) -> None:
     assert (flagged["inferred"] == "income_per_year").sum() > 0.8 * 500
 
 
+@pytest.mark.slow
 def test_independent_sample_gives_no_risk() -> None:
     """Four independent draws x four attacks: the 95 % intervals contain 0 (at most 3 of 16 may miss by chance)."""
     full = pd.read_csv(ROOT / "sample_data" / "adult.csv")
@@ -217,6 +218,7 @@ def _cli(tmp_path: Path, *extra: str, holdout: Path | None = None) -> int:
     ])  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra",
     [
@@ -243,6 +245,7 @@ def test_cli_too_few_control_exit_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: ")
 
 
+@pytest.mark.slow
 def test_cli_disclosure_keys(tmp_path: Path) -> None:
     rec, html = tmp_path / "r.csv", tmp_path / "r.html"
     argv = ["--n-attacks", "300", "--secrets", "income_per_year,sex", "--link-a", "age,education",
@@ -287,6 +290,7 @@ def test_singling_out_interval_covers_zero_at_no_risk() -> None:
     assert covered >= covered_binomial
 
 
+@pytest.mark.slow
 def test_a_small_table_stops_asking_for_predicates_it_cannot_give(adult) -> None:
     """200,000 singling-out attacks on 60-row tables (a 2-minute run in a hostile probe): the predicate search stops when
     batches find nothing new, and the attack reports the predicates the synthetic rows could give, far fewer."""

@@ -39,6 +39,7 @@ def small_split(adult: pd.DataFrame):
     return split_real_table(adult.iloc[:1000], fractions={"train": 0.3, "holdout": 0.3, "reserve": 0.4}, seed=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(GENERATORS))
 def test_every_generator_fits_and_samples_with_the_right_columns_and_types(name, small_split):
     train = small_split.train
@@ -74,6 +75,7 @@ def test_sampling_is_seeded(small_split):
     assert not gen.sample(50, seed=3).equals(gen.sample(50, seed=4))
 
 
+@pytest.mark.slow
 def test_bootstrap_is_leaky_and_population_is_chance(adult):
     plan = ComparisonPlan(("bootstrap", "population"), fractions={"train": 0.3, "holdout": 0.3, "auxiliary": 0.2, "reserve": 0.2})
     comparison = compare_generators(adult, plan, seed=0)
@@ -90,6 +92,7 @@ def test_bootstrap_is_leaky_and_population_is_chance(adult):
     assert pop.exact_copies["members"] <= pop.exact_copies["non_members"] + 10
 
 
+@pytest.mark.slow
 def test_comparison_headless_with_a_failing_generator_and_cache(adult):
     cache: dict = {}
     plan = ComparisonPlan(
@@ -125,6 +128,7 @@ class _Cancelled(BaseException):
     """Stands in for Streamlit's stop/rerun exception (a BaseException)."""
 
 
+@pytest.mark.slow
 def test_cancelling_mid_fit_leaves_no_cache_entry(small_split):
     cache: dict = {}
     types = infer_column_types(small_split.train)

@@ -26,6 +26,7 @@ def planted():
     return audit_synthetic(t["train"], t["holdout"], syn, t["auxiliary"])
 
 
+@pytest.mark.slow
 def test_the_copied_group_is_worst_with_its_interval(planted) -> None:
     risk = group_risk(planted, "sex")
     first, last = risk.rows[0], risk.rows[-1]

@@ -231,6 +231,7 @@ def test_json_reports_an_epsilon_lower_bound_per_attack(leaky_audit, independent
     assert leaky["true_distribution"]["epsilon_lower_bound"]["epsilon"] > 0.3
 
 
+@pytest.mark.slow
 def test_stored_tables_hold_categories_and_explain_records_as_strings_do(tables) -> None:
     # Issue 10 (memory): the result keeps its tables with categorical columns as pandas
     # "category"; explanations and disclosure attacks must be those of the string tables.
