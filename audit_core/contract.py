@@ -283,7 +283,8 @@ class Inputs:
     """
 
     data: Mapping[str, Any]
-    paths: Mapping[str, str] = field(default_factory=dict)
+    paths: Mapping[str, str | None] = field(default_factory=dict)
+    """Input name -> its path as the CLI is given it (None or missing: an input with no file, a DataFrame)."""
 
     def __getitem__(self, name: str) -> Any:
         return self.data[name]
@@ -295,7 +296,7 @@ class Inputs:
         """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none)."""
         from pathlib import Path
 
-        return Path(self.paths.get(key, default or key)).name
+        return Path(self.paths.get(key) or default or key).name
 
 
 def read_inputs(audit: Audit[Any, Any], sources: Mapping[str, Any]) -> Inputs:
@@ -444,8 +445,9 @@ class Outcome(Generic[_S, _R]):
         """The exact ``python -m audit_core ...`` line that gives this result (same JSON)."""
         args = [self.audit.name]
         for spec in self.audit.inputs:
-            if spec.name in self.inputs.paths:
-                args += [spec.cli_flag, self.inputs.paths[spec.name]]
+            path = self.inputs.paths.get(spec.name)
+            if path:
+                args += [spec.cli_flag, path]
         args += [*self.settings.cli_args(), "--seed", str(self.seed)]
         if json:
             args += ["--json", json]

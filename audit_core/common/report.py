@@ -19,6 +19,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "CHROMIUM_FLAGS",
     "InputSummary",
     "Report",
+    "add_software_status",
     "describe_input",
     "package_versions",
     "pdf_available",
@@ -114,10 +116,18 @@ def package_versions() -> dict[str, str]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    from audit_core.selfcheck.checks import status_line
-
-    out["self-check"] = status_line()  # which self-check this installation passes (python -m audit_core selfcheck)
+    for name, line in _SOFTWARE_STATUS.items():  # the registry's: which self-check this installation passes
+        out[name] = line()
     return out
+
+
+_SOFTWARE_STATUS: dict[str, Callable[[], str]] = {}
+
+
+def add_software_status(name: str, line: Callable[[], str]) -> None:
+    """Show ``name: line()`` in every report's Software section (``audit_core.registry`` adds the self-check's
+    status), so shared code knows no audit."""
+    _SOFTWARE_STATUS[name] = line
 
 
 def _jsonable(x: Any) -> Any:
