@@ -81,7 +81,7 @@ def test_nan_and_infinite_generator_settings_are_refused():
     for value in ("nan", "NaN", "inf", "-inf"):
         r = _compare("--params", f"bootstrap.noise={value}")
         assert r.returncode == 2
-        assert r.stderr.strip() == f"error: Parameter 'noise' of generator 'bootstrap' must be a finite number; got '{value}'."
+        assert r.stderr.strip() == f"error: --params bootstrap.noise must be a number from 0 to 1; got {float(value)}."
 
 
 @pytest.mark.slow
