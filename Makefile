@@ -49,7 +49,7 @@ test: install-dev system-deps
 check: install-dev
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -n 2 -m "not slow and not browser" --durations=10
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not browser"
 
 lint: install-dev
 	$(PY) -m ruff check .

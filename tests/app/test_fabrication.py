@@ -52,6 +52,7 @@ def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
     assert "collapse" in at.info[0].value
 
 
+@pytest.mark.slow
 def test_lambda_rescores_without_re_attacking_and_steps_without_retraining(ran, monkeypatch):
     at = ran
     setups = spy(monkeypatch, "audit_core.fabrication.setup", "setup_fabrication")

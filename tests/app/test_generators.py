@@ -73,6 +73,7 @@ def test_generator_setting_widgets_carry_their_help_text():
             assert p.choices == ()
 
 
+@pytest.mark.slow
 def test_too_few_synthetic_rows_is_one_sentence_before_any_fit():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     at.number_input(key="generators.synth_rows").set_value(5)

@@ -48,6 +48,7 @@ def test_a_pickle_upload_is_one_sentence(tmp_path):
     assert state.OwnModel.RESULT not in at.session_state
 
 
+@pytest.mark.slow
 def test_page_audits_an_image_model_with_lira_online(tmp_path):
     from tests.model_files import image_case
 

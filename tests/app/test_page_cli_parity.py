@@ -98,6 +98,7 @@ def test_lira_cli_json_is_byte_identical_across_runs(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- synthetic-data risk
 
 
+@pytest.mark.slow
 def test_synthetic_page_equals_its_command(tmp_path: Path, monkeypatch, capsys) -> None:
     at = AppTest.from_file(str(VIEWS / "synthetic_risk.py"), default_timeout=300)
     at.session_state[state.Synthetic.SOURCE] = "German credit – leaky synthetic"

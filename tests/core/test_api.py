@@ -50,6 +50,7 @@ def test_check_scores_gives_the_cli_json_and_records(tmp_path, capsys):
                                                "0.001,0.01", "--seed", "3", "--json", "out.json"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_audit_table_from_dataframes_gives_the_cli_json_a_report_and_a_short_repr(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     frames = {r: read_table(GERMAN / f"{f}.csv", name=r) for r, f in

@@ -13,6 +13,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "audit_core", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_missing_flag_is_one_line_exit_2():
     r = _run("tabular", "--train", "x.csv")
     assert r.returncode == 2
@@ -20,6 +21,7 @@ def test_missing_flag_is_one_line_exit_2():
     assert "--holdout" in r.stderr
 
 
+@pytest.mark.slow
 def test_bad_epsilon_is_one_line_exit_2():
     r = _run("fabrication", "--dataset", "digits", "--epsilon", "eight")
     assert r.returncode == 2

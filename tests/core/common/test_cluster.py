@@ -120,6 +120,7 @@ def test_parquet_datasets_encode_and_search_like_the_whole_tables(client, tables
     np.testing.assert_allclose(nn.distance, ref.distance, rtol=0, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_synthetic_audit_on_the_cluster_is_the_same_audit(client):
     from audit_core.synthetic.audit import audit_synthetic
 
@@ -169,6 +170,7 @@ def test_shadow_model_batches_are_the_rows_of_the_full_run(client):
     assert torch.equal(torch.as_tensor(keep), torch.as_tensor(balanced_keep_matrix(len(design.y), n_models=6, seed=3)))
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_audit_is_survived(client, tables):
     _, _, _, q, r = tables
     ref = nearest_gower(q, r)
@@ -246,6 +248,7 @@ def test_bad_scheduler_is_one_sentence_within_the_timeout(capsys, monkeypatch):
     assert sys.modules["audit_core.common.cluster"].ENV_VAR in err
 
 
+@pytest.mark.slow
 def test_sidebar_shows_the_cluster_named_by_the_environment(client, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -288,6 +291,7 @@ def test_pages_send_their_heavy_steps_to_the_cluster(client, monkeypatch):
     assert run_page() == on_cluster
 
 
+@pytest.mark.slow
 def test_a_task_that_fails_on_the_cluster_is_one_sentence(client):
     """An error inside a task (or a scheduler that cannot unpickle it) stops the audit with a sentence, not a traceback."""
     import operator

@@ -93,6 +93,7 @@ def test_half_set_or_wrong_variables_are_one_sentence(certificates, monkeypatch,
         pass
 
 
+@pytest.mark.slow
 def test_a_client_with_other_certificates_is_refused(tls_cluster, certificates, monkeypatch, tmp_path):
     """TLS authenticates as well as encrypts: a certificate the cluster's CA did not sign does not connect."""
     _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other.key", "-out", "other.pem", "-days", "2",

@@ -110,6 +110,7 @@ def test_bad_database_urls_are_one_sentence_without_the_password(url, says, sqli
         assert conn.execute("SELECT count(*) FROM train").fetchone() == (ROWS,)
 
 
+@pytest.mark.slow
 def test_an_audit_from_sqlite_gives_the_file_audit_json_byte_for_byte(tables, sqlite_db, tmp_path, capsys):
     from_files, _ = _audit_json({r: str(p) for r, (_, p) in tables.items()}, tmp_path / "files.json", capsys)
     from_db, _ = _audit_json({r: f"sqlite:///{sqlite_db}?table={r}" for r in ROLES}, tmp_path / "db.json", capsys)

@@ -44,6 +44,7 @@ def test_dp_sgd_never_beats_its_accountant_and_no_dp_leaks(runs):
     assert runs[0].to_json()["non_dp"]["train_accuracy"] > runs[0].to_json()["train_accuracy"]
 
 
+@pytest.mark.slow
 def test_json_contract_and_decision(runs):
     r = runs[0]
     j = r.to_json()
@@ -60,6 +61,7 @@ def test_json_contract_and_decision(runs):
     assert f"{r.ceiling:.2f}" in d.headline
 
 
+@pytest.mark.slow
 def test_a_leaky_claim_is_disproved(runs):
     # the non-DP model trained on these canaries is not (0.1, 1e-5)-DP: read as a claim of 0.1, the decision is high
     from dataclasses import replace
@@ -89,6 +91,7 @@ def _cli(capsys, *args):
     return status, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "says"), [
     (["--epsilon", "0"], "--epsilon"),
     (["--epsilon", "-1"], "--epsilon"),
@@ -124,6 +127,7 @@ def test_a_draw_with_no_canary_included_is_refused(capsys):
     assert "No canary was included" in err
 
 
+@pytest.mark.slow
 def test_report_states_the_claim_the_bound_and_the_ceiling(runs):
     from audit_core.dp.verdict import build_report
 

@@ -59,6 +59,7 @@ def evaluation_64():
     return evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=50, seed=0), true_tpr
 
 
+@pytest.mark.slow
 def test_pp_holds_alpha_per_record_and_naive_does_not(evaluation_64):
     ev, _ = evaluation_64
     pp_t = ev.fpr_summary("post_processed_t")
@@ -100,6 +101,7 @@ def _no_signal_pool(n_records: int, n_models: int, seed: int):
     return scores, keep
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_models", [16, 64])
 def test_per_sample_average_reads_alpha_without_signal(n_models):
     # Fitting the direction on the counted in-score and cutting at Phi^-1 read 0.134 (M = 16) and 0.079 (M = 64).
@@ -189,6 +191,7 @@ def _small_problem(n=400, d=5, seed=0):
     return X, y
 
 
+@pytest.mark.slow
 def test_batched_logistic_matches_sklearn_coefficients():
     from sklearn.linear_model import LogisticRegression
 
@@ -292,6 +295,7 @@ def test_alpha_too_small_for_m_says_how_many_models():
     assert lira_warnings(200, 0.05) == ()
 
 
+@pytest.mark.slow
 def test_german_credit_pool_and_rules():
     data = pd.read_csv(GERMAN)
     pool = train_pool(data, target="credit", n_models=16, seed=0, device="cpu")

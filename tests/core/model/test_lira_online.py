@@ -108,6 +108,7 @@ def test_same_seed_gives_byte_identical_json_with_lira_online(memo, memo_global)
     assert {"lira_online_score", "lira_online_fpr"} <= set(memo_global.records.columns)
 
 
+@pytest.mark.slow
 def test_cli_lira_online_block_and_one_sentence_for_one_reference_model(tmp_path, capsys):
     tables = numeric_tables(tmp_path)
     model = tmp_path / "m.onnx"

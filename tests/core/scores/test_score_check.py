@@ -205,6 +205,7 @@ def _pool(n_models: int, n_records: int, signal: float, exposed: float, seed: in
     return record_mean + rng.normal(size=(n_models, n_records)) + keep * shift, keep
 
 
+@pytest.mark.slow
 def test_lira_target_model_bound_is_zero_without_signal_and_positive_with_it():
     from audit_core.common.privacy_bound import target_model_scores
 
@@ -252,6 +253,7 @@ def test_reversed_scores_are_flagged_in_the_json_and_never_flipped(shift, auc_ra
     assert flipped.epsilon.epsilon > 0.5  # negated, the same scores prove a privacy loss
 
 
+@pytest.mark.slow
 def test_scores_without_signal_are_rarely_called_reversed():
     """The rule is a one-sided 2.5 % test: on independent scores about 2.5 % of files are flagged, not more."""
     from audit_core.scores.audit import reversed_p_value

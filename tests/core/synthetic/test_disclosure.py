@@ -88,6 +88,7 @@ def test_knn_matches_brute_force() -> None:
 
 
 # ----------------------------------------------------------------------------- known answers
+@pytest.mark.slow
 def test_bootstrap_of_training_discloses(adult) -> None:
     train, control, _ = adult
     boot = train.sample(len(train), replace=True, random_state=3).reset_index(drop=True)
@@ -117,6 +118,7 @@ def test_independent_sample_gives_no_risk() -> None:
     assert len(misses) <= 3, misses  # P(>= 4 misses of 16 at 5 %) < 1 %
 
 
+@pytest.mark.slow
 def test_secret_that_is_a_function_of_known_columns_is_not_leakage(adult) -> None:
     """'education/sex' is read off the known columns: guessed as often on the control as on training.
 
@@ -134,6 +136,7 @@ def test_secret_that_is_a_function_of_known_columns_is_not_leakage(adult) -> Non
     assert _contains_zero(r), r
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers(adult) -> None:
     train, control, independent = adult
     a = audit_disclosure(train, control, independent, options=DisclosureOptions(n_attacks=200), seed=7).to_json()
@@ -159,6 +162,7 @@ def test_records_gain_columns_only(adult) -> None:
 
 
 # ----------------------------------------------------------------------------- bad input
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("roles", "message"),
     [

@@ -69,6 +69,7 @@ def test_every_generator_fits_and_samples_with_the_right_columns_and_types(name,
         assert any("epoch 1/1" in m for _, m in messages)
 
 
+@pytest.mark.slow
 def test_sampling_is_seeded(small_split):
     gen = make_generator("bayesian_network").fit(small_split.train, seed=0)
     pd.testing.assert_frame_equal(gen.sample(50, seed=3), gen.sample(50, seed=3))
@@ -199,6 +200,7 @@ def test_bad_names_and_parameters_are_refused():
         make_generator("population").fit(pd.DataFrame({"a": range(30), "b": ["x", "y"] * 15}))
 
 
+@pytest.mark.slow
 def test_utility_score_ranks_faithful_above_broken(adult):
     train, other = adult.iloc[:1200], adult.iloc[1200:]
     types = infer_column_types(train)
@@ -212,6 +214,7 @@ def test_utility_score_ranks_faithful_above_broken(adult):
     assert faithful.overall == pytest.approx((faithful.column_shapes + faithful.column_pair_trends) / 2)
 
 
+@pytest.mark.slow
 def test_cli_generate_writes_parquet(tmp_path, small_split):
     train = tmp_path / "train.csv"
     small_split.train.to_csv(train, index=False)

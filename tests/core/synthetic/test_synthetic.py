@@ -59,6 +59,7 @@ def independent_audit(tables):
     return audit_synthetic(tables["train"], tables["holdout"], tables["independent"], tables["auxiliary"], seed=0)
 
 
+@pytest.mark.slow
 def test_copies_come_out_on_top_with_p_near_one(tables, leaky_audit) -> None:
     copied = set(tables["copied_rows"]["row"])
     recs = leaky_audit.records
@@ -83,6 +84,7 @@ def test_copies_come_out_on_top_with_p_near_one(tables, leaky_audit) -> None:
     assert leaky_audit.exact_copies == {"members": len(copied), "non_members": 0}
 
 
+@pytest.mark.slow
 def test_independent_synthetic_gives_chance(independent_audit) -> None:
     for name in ("true_distribution", "realistic", "domias"):
         m = independent_audit.attacks[name]
@@ -163,6 +165,7 @@ def test_record_comparison_explains_the_distance(leaky_audit) -> None:
     assert list(table["column"]) == list(leaky_audit.types.columns)
 
 
+@pytest.mark.slow
 def test_user_column_types_are_respected(tables) -> None:
     types = infer_column_types(tables["train"], categorical=["age"], ignore=["hours"])
     audit = audit_synthetic(tables["train"], tables["holdout"], tables["leaky"], tables["auxiliary"], types=types)

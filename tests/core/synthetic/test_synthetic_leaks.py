@@ -117,6 +117,7 @@ def test_overlaps_compare_values_not_dtypes() -> None:
 
 
 # ----------------------------------------------------------------------------- 2. a few verbatim copies
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [6, 15])
 def test_a_few_verbatim_copies_make_the_verdict_unsafe_with_the_count(parts, k: int) -> None:
     synthetic = _with_rows(parts["indep"], parts["train"].iloc[::61].head(k))  # 0.5 % or 1.25 % of the rows
@@ -234,6 +235,7 @@ def test_near_copies_at_5_percent_make_the_verdict_unsafe(near_copy_audits) -> N
         assert near["p_value"] < 1e-4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [0.01, 0.05])
 def test_true_distribution_attack_is_at_least_as_strong_as_the_simple_scores(near_copy_audits, share: float) -> None:
     """TPR at 1 % FPR of the upper-bound attack >= the distance threshold's and DOMIAS's, within noise.
