@@ -39,11 +39,14 @@ app: install
 	@echo "Dashboard: http://$(HOST):$(PORT) (listening on $(HOST) only; make app HOST=0.0.0.0 to open it to the network)"
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(HOST)
 
-# The full suite, two tests at a time (each file's tests on one worker: the browser tests share a server per file).
+# The full suite: two tests at a time (pytest-xdist; a file's tests on one worker, so a module fixture is built once),
+# then, alone, the tests that drive a browser or start Dask worker processes and wait on them within timeouts.
+NO_SKIPS = AUDIT_NO_SKIPS=$$([ "$$(id -u)" = 0 ] && echo 1)
 test: install-dev system-deps
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	AUDIT_NO_SKIPS=$$([ "$$(id -u)" = 0 ] && echo 1) $(PY) -m pytest -n 2 --dist loadfile
+	$(NO_SKIPS) $(PY) -m pytest -n 2 --dist loadfile -m "not browser and not cluster"
+	$(NO_SKIPS) $(PY) -m pytest -m "browser or cluster"
 
 # The fast tier: what to run before each commit.
 check: install-dev

@@ -15,7 +15,10 @@ import pytest
 from audit_core.common.cluster import TLS_ENV_VARS, cluster_client, n_workers, tls_security
 from audit_core.common.errors import InputError
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make certificates")
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make certificates"),
+]
 
 
 def _openssl(*args: str, cwd: Path) -> None:
