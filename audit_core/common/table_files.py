@@ -11,6 +11,7 @@ tables checked against each other: :mod:`audit_core.common.alignment`.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import stat
@@ -23,7 +24,21 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.limits import TABLE_COLUMNS
 
-__all__ = ["MAX_UPLOAD_MB", "MISSING_TOKENS", "check_frame", "check_unique_names", "read_table", "shortened"]
+__all__ = [
+    "FILE_SHA256",
+    "FILE_SIZE",
+    "MAX_UPLOAD_MB",
+    "MISSING_TOKENS",
+    "check_frame",
+    "check_unique_names",
+    "read_table",
+    "shortened",
+]
+
+FILE_SHA256 = "file_sha256"
+"""Key in a read table's ``attrs``: the SHA-256 of the file's bytes as given (the reports print it beside the file name)."""
+FILE_SIZE = "file_size"
+"""Key in a read table's ``attrs``: the file's size in bytes."""
 
 MAX_UPLOAD_MB = 200
 """Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
@@ -390,7 +405,10 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
         if hint.lower().endswith((".parquet", ".pq")):
             raise InputError(f"Table '{name}' is named as Parquet but is not a Parquet file; re-save it.")
         frame = _read_csv(data, name=name)
-    return check_frame(frame, name=name)
+    frame = check_frame(frame, name=name)
+    frame.attrs[FILE_SHA256] = hashlib.sha256(data).hexdigest()  # the file as given: what `sha256sum FILE` prints
+    frame.attrs[FILE_SIZE] = len(data)
+    return frame
 
 
 def check_frame(frame: pd.DataFrame, *, name: str) -> pd.DataFrame:
