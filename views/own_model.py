@@ -18,7 +18,7 @@ from audit_core.model.figures import (
     rmia_table,
     tpr_table,
 )
-from audit_core.registry import REGISTRY
+from audit_core.model.spec import MODEL, ModelSettings
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
@@ -27,8 +27,6 @@ from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-MODEL = REGISTRY["model"]
-ModelSettings = MODEL.settings
 PAGE = "Audit my model"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = {  # label -> (folder, label column); the first is the default and the home page's sample run
@@ -64,7 +62,7 @@ data: dict = {}
 paths: dict[str, str] = {}
 try:
     if source == UPLOAD:
-        cols = st.columns(3)
+        cols = list(st.columns(3))
         files = {
             "model": cols[0].file_uploader("Model (.onnx, .skops, .safetensors)",
                                            type=["onnx", "skops", "safetensors", "pkl", "pickle", "joblib"],
@@ -115,7 +113,7 @@ if len(data) == 3:
     if autorun:
         request = Request(Inputs(data, paths), ModelSettings(target=SAMPLES[SAMPLE_LABEL][1]), 0)
     elif submitted:
-        settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings.knobs()["attacks"].choices
+        settings = ModelSettings(target=target, attacks=tuple(a for a in (ModelSettings.knobs()["attacks"].choices or ())
                                                               if a in attacks),
                                  reference_models=int(k), reference_family=family, lira_variance=variance,
                                  reference_epochs=int(epochs),

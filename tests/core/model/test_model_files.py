@@ -83,12 +83,14 @@ def test_skops_with_an_untrusted_type_is_refused_naming_it(tmp_path, capsys, num
     assert "--trust-skops-types" in out.err
 
 
+@pytest.mark.slow
 def test_a_skops_forest_loads_with_no_flag(tmp_path, capsys, german):
     code, out = _cli(capsys, german["skops"], german, TARGET, "--attacks", "loss", "--reference-family", "logistic",
                      "--reference-models", "1")  # fmt: skip
     assert code == 0, out.err
 
 
+@pytest.mark.slow
 def test_the_real_command_exits_2_on_a_pickle(tmp_path, numeric):
     path = tmp_path / "model.pkl"
     path.write_bytes(pickle_bytes())
@@ -100,6 +102,7 @@ def test_the_real_command_exits_2_on_a_pickle(tmp_path, numeric):
     assert "pickle" in r.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_writes_json_html_and_records_and_gates_on_fail_on(tmp_path, capsys, german):
     out = tmp_path / "m.json"
     code, _ = _cli(capsys, german["onnx"], german, TARGET, "--reference-family", "gbdt", "--json", str(out),

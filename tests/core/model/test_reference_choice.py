@@ -62,6 +62,7 @@ def _file(family: str, fit_on: pd.DataFrame) -> bytes:
     return to_onnx(model, X[:1].astype(np.float32), options={id(model): {"zipmap": False}}).SerializeToString()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["random_forest", "gbdt", "mlp"])
 def test_auto_recognises_the_family_of_the_target(tables, family):
     train, population, _ = tables
@@ -94,6 +95,7 @@ def test_auto_recognises_the_family_of_the_target(tables, family):
         assert "chosen by fidelity among 5 families" in report.verdict
 
 
+@pytest.mark.slow
 def test_auto_gives_what_naming_its_choice_gives(tables):
     """The choice reads one model a family; the chosen family's K models are those a named family trains."""
     train, population, _ = tables
@@ -109,6 +111,7 @@ def test_auto_gives_what_naming_its_choice_gives(tables):
     assert named.reference["params_from"] == "onnx"  # the hidden layer read from the graph's weights
 
 
+@pytest.mark.slow
 def test_auto_on_members_the_model_never_saw_stays_at_chance(tables):
     train, population, elsewhere = tables
     r = audit_model(_file("random_forest", elsewhere), train, population, target="y",

@@ -7,6 +7,7 @@ labels and the reference models' probabilities), so each is cheap and exact abou
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from audit_core.common.roc import roc_curve, tpr_at_fpr
 from audit_core.model.attacks import loss_scores, supervised_features, supervised_scores
@@ -18,6 +19,7 @@ def _outputs(n: int, rng: np.random.Generator, *, classes: int = 3) -> tuple[np.
     return prob, rng.integers(0, classes, n)
 
 
+@pytest.mark.slow
 def test_at_chance_when_outputs_say_nothing_of_membership():
     rng = np.random.default_rng(11)
     prob, y = _outputs(3000, rng)
@@ -29,6 +31,7 @@ def test_at_chance_when_outputs_say_nothing_of_membership():
     assert t.ci_low <= 0.01 <= t.ci_high
 
 
+@pytest.mark.slow
 def test_it_learns_a_leak_no_single_score_shows():
     """Members of class 0 are over-confident, members of class 1 under-confident: LOSS sees nothing, a classifier does."""
     rng = np.random.default_rng(12)
