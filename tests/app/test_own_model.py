@@ -29,7 +29,7 @@ def test_page_runs_on_the_sample_and_matches_the_backend(tmp_path, monkeypatch):
     page = json.loads(page_json(at, "own_model.downloads"))
     direct = audit_model((SAMPLE / "model_mlp.skops").read_bytes(), read_table(SAMPLE / "train.csv", name="train.csv"),
                          read_table(SAMPLE / "holdout.csv", name="holdout.csv"), target="income_per_year", n_reference=4,
-                         family="mlp", seed=0, names=("model_mlp.skops", "train.csv", "holdout.csv"))  # fmt: skip
+                         seed=0, names=("model_mlp.skops", "train.csv", "holdout.csv"))  # fmt: skip
     assert {k: v for k, v in page.items() if k != "verdict"} == json.loads(to_json_text(direct.to_json()))
     assert page["verdict"]["level"] not in ("low", "inconclusive")  # the sample MLP is overfit (train accuracy 0.97)
     assert all(a.tpr_at_fpr["0.01"].supported for a in direct.attacks.values())  # the headline metric is measurable
