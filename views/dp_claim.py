@@ -44,9 +44,9 @@ DP_MODEL = TOOLS["dp-audit-model"]
 DpModelSettings = DP_MODEL.settings
 TRAIN_HERE = "Train here with DP-SGD"
 UPLOADED_MODE = "Audit an uploaded model with its canary file"
+# The page's default run: a sample small enough for 50 epochs, canaries a model without DP memorises, and the
+# white-box audit of the same run, so the three bars differ (docs/methods.md §9.1).
 DEMO = {"model": "mlp", "canary_kind": "outlier", "epochs": 50, "rows": 5000, "white_box": True}
-"""The page's default run: a sample small enough for 50 epochs, canaries a model without DP memorises, and the
-white-box audit of the same run, so the three bars differ (docs/methods.md §9.1)."""
 
 
 

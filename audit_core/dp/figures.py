@@ -36,19 +36,31 @@ _STEINKE = "#9aa5b1"
 
 
 def _claim_figure(bars: list[tuple[str, float, str, float | None]], *, epsilon: float, delta: float,
-                  reported: str) -> go.Figure:  # fmt: skip
-    """One bar per entry (the reported value) and, where given, Steinke et al.'s bound beside it."""
-    fig = go.Figure(go.Bar(name=f"reported ({reported})", x=[b[0] for b in bars], y=[b[1] for b in bars],
+                  reported: str, ceiling: tuple[int, float, float]) -> go.Figure:  # fmt: skip
+    """One bar per entry (the reported value) and, where given, Steinke et al.'s bound beside it in grey.
+
+    The ceiling (m, reported method's, Steinke's) is written in the title, not drawn: a bar of 9.5 would flatten
+    the bounds the figure is about.
+    """
+    fig = go.Figure(go.Bar(name=reported, x=[b[0] for b in bars], y=[b[1] for b in bars],
                            marker_color=[b[2] for b in bars], text=[f"{b[1]:.2f}" for b in bars],
-                           textposition="outside"))  # fmt: skip
+                           textposition="outside", showlegend=False))  # fmt: skip
     side = [(b[0], b[3]) for b in bars if b[3] is not None]
     if side and reported != "Steinke et al.":
         fig.add_trace(go.Bar(name="Steinke et al. (shown, not used)", x=[b[0] for b in side], y=[b[1] for b in side],
-                             marker_color=_STEINKE, text=[f"{b[1]:.2f}" for b in side], textposition="outside"))  # fmt: skip
-    fig.add_hline(y=epsilon, line_dash="dot", line_color=NEUTRAL)
+                             marker_color=_STEINKE, text=[f"Steinke {b[1]:.2f}" for b in side], textposition="outside",
+                             showlegend=False))  # fmt: skip
+    fig.add_hline(y=epsilon, line_dash="dot", line_color=NEUTRAL, annotation_text=f"claim {epsilon:g}",
+                  annotation_position="top left")  # fmt: skip
     fig.update_yaxes(title="epsilon", rangemode="tozero")
-    fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.2})
-    return apply_layout(fig, title=f"Claimed epsilon vs what one run proves (delta {delta:g}, 95 %)", height=420)
+    fig.update_layout(barmode="group")
+    m, top, steinke = ceiling
+    title = (f"Claimed epsilon vs what one run proves (delta {delta:g}, 95 %; reported: {reported}"
+             + ("" if reported == "Steinke et al." else ", grey: Steinke et al.") + ")"
+             + f"<br><sup>ceiling with m = {m:,} canaries (every guess right): {top:.2f}"
+             + ("" if reported == "Steinke et al." else f"; Steinke et al.'s {steinke:.2f}") + "</sup>")  # fmt: skip
+    return apply_layout(fig, title=title, height=420)
+
 
 NOT_A_PROOF = "A bound below the claim does not prove the claim: a stronger attack or more canaries might disprove it."
 
@@ -63,8 +75,9 @@ def epsilon_figure(result: DpAuditResult) -> go.Figure:
             bar("same model, no DP", result.non_dp.bound, MEMBER)]  # fmt: skip
     if result.white_box is not None:
         bars.append(bar("DP-SGD (white-box)", result.white_box.bound, MEMBER if result.white_box_disproved else NON_MEMBER))
-    bars.append((f"ceiling (m = {result.canaries.m:,})", result.ceiling, NEUTRAL, result.dp.bound.steinke_ceiling))
-    return _claim_figure(bars, epsilon=result.epsilon, delta=result.delta, reported=result.dp.bound.method)
+    b = result.dp.bound
+    return _claim_figure(bars, epsilon=result.epsilon, delta=result.delta, reported=b.method,
+                         ceiling=(b.m, b.ceiling, b.steinke_ceiling))  # fmt: skip
 
 
 def uploaded_epsilon_figure(result: UploadedDpResult) -> go.Figure:
@@ -73,14 +86,13 @@ def uploaded_epsilon_figure(result: UploadedDpResult) -> go.Figure:
     return _claim_figure([
         ("claimed", result.epsilon, NEUTRAL, None),
         ("audited (uploaded model)", b.epsilon, MEMBER if result.disproved else NON_MEMBER, b.steinke.epsilon),
-        (f"ceiling (m = {result.canaries.m:,})", result.ceiling, NEUTRAL, b.steinke_ceiling),
-    ], epsilon=result.epsilon, delta=result.delta, reported=b.method)  # fmt: skip
+    ], epsilon=result.epsilon, delta=result.delta, reported=b.method, ceiling=(b.m, b.ceiling, b.steinke_ceiling))  # fmt: skip
 
 
 def _score_histogram(scores: np.ndarray, included: np.ndarray, *, label: str, x_title: str) -> go.Figure:
     """Included canaries as members, left-out ones as non-members: the dashboard's member colours."""
     return group_histogram({"members": scores[included], "non-members": scores[~included]},
-                           title=f"Canary scores, {label} (members: trained on)", x_title=x_title)  # fmt: skip
+                           title=f"{label}: canary scores (members: in)", x_title=x_title)  # fmt: skip
 
 
 def score_figure(result: DpAuditResult, *, which: str = "dp") -> go.Figure:
@@ -91,7 +103,7 @@ def score_figure(result: DpAuditResult, *, which: str = "dp") -> go.Figure:
     if which == "white_box" and result.white_box is not None:
         wb = result.white_box
         axis = "sum over steps of <canary, update> / C" if wb.statistic == "sum" else "log-likelihood ratio over steps"
-        return _score_histogram(wb.scores, wb.canaries.included, label="white-box gradient canaries", x_title=axis)
+        return _score_histogram(wb.scores, wb.canaries.included, label="White-box", x_title=axis)
     audit = result.dp if which == "dp" else result.non_dp
     return _score_histogram(audit.scores, result.canaries.included, label="DP-SGD" if which == "dp" else "no DP",
                             x_title=_SCORE_AXIS)  # fmt: skip

@@ -131,7 +131,8 @@ def _gaussian_curve(mu: float) -> Curve:
 def gaussian_family(delta: float) -> Family:
     """A Gaussian mechanism (mu-GDP): the level is mu."""
     return Family(name="gaussian", delta=delta, curve=_gaussian_curve, epsilon=lambda t: gaussian_epsilon(t, delta),
-                  parameters=lambda t: {"mu": t}, description={"curve": "gaussian", "delta": delta})  # fmt: skip
+                  parameters=lambda t: {"mu": t}, description={"curve": "gaussian", "delta": delta},
+                  relative_tolerance=1e-5)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ DP-SGD

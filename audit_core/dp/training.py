@@ -181,15 +181,13 @@ def train(
             assert sample_rate is not None
             where = (torch.as_tensor(canaries.rows), torch.as_tensor(canaries.columns))
             trajectory = [audit.linear.weight.detach()[where].double().cpu().numpy()]
-            sampler = canary_sampler(canaries, sample_rate)
-            params = [p for p in net.parameters() if p.requires_grad]
+            insert_canaries(optimizer, audit.linear.weight, canaries, canary_sampler(canaries, sample_rate),
+                            clip=MAX_GRAD_NORM)  # fmt: skip
         for _ in range(epochs):
             for xb, yb in loader:
                 optimizer.zero_grad()
                 loss = loss_fn(net(xb), yb)
                 loss.backward()
-                if audit is not None:
-                    insert_canaries(params, audit.linear.weight, canaries, next(sampler), clip=MAX_GRAD_NORM)  # type: ignore[arg-type]
                 optimizer.step()
                 steps += 1
                 if audit is not None:

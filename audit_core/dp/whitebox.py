@@ -5,8 +5,10 @@ gradients (Nasr et al. 2023; Steinke, Nasr and Jagielski 2023, section 7). Each 
 is a gradient: the clipping norm C on one weight and 0 elsewhere (a Dirac canary). A canary
 is in the run by a fair coin, drawn once (independently of the record canaries); in each
 step an included canary joins the batch with the run's sampling rate q, as a record would.
-Its gradient is appended to Opacus' per-sample gradients before the optimizer step, so
-Opacus' own clipping, noise and averaging process it exactly as a record's.
+Its gradient is added to Opacus' sum of clipped per-sample gradients (its norm is the
+clipping norm, so clipping leaves it as it is), before Opacus adds the noise and averages
+(:func:`insert_canaries`). A canary of norm C audits Opacus' sampling, noise and
+averaging; a clipping bug would not show on it (nor on any Dirac canary of the literature).
 
 The weights the canaries sit on are :class:`AuditWeights`: a linear map from inputs that are
 0 for every record into the logits. No record's gradient touches them and they add nothing
@@ -103,25 +105,28 @@ class WithAuditWeights(torch.nn.Module):
         return self.net(x) + self.audit(x)
 
 
-def insert_canaries(params: list[torch.Tensor], audit_weight: torch.Tensor, canaries: GradientCanaries,
-                    sampled: np.ndarray, *, clip: float) -> None:  # fmt: skip
-    """Append the sampled canaries' gradients to every parameter's per-sample gradients (Opacus' ``grad_sample``).
+def insert_canaries(optimizer: object, audit_weight: torch.Tensor, canaries: GradientCanaries,
+                    sampler: Iterator[np.ndarray], *, clip: float) -> None:  # fmt: skip
+    """Make every step of Opacus' optimizer add the step's sampled canaries to its sum of clipped gradients.
 
-    A canary's gradient is ``clip`` on its audit weight and 0 on every other parameter, so its
-    per-sample norm is the clipping norm and Opacus clips it to itself.
+    Opacus' step clips each per-sample gradient and sums them (``clip_and_accumulate``), then adds
+    the noise and averages. A canary's gradient is ``clip`` on its audit weight and 0 elsewhere: its
+    norm is the clipping norm, so clipping leaves it as it is, and it is added to that sum (on the
+    audit weights, the only parameter it touches) right after Opacus forms it, before the noise.
+    ``sampler`` gives each step's sampled canaries (:func:`canary_sampler`).
     """
-    k = int(sampled.sum())
-    if k == 0:
-        return
-    idx = np.flatnonzero(sampled)
-    for p in params:
-        gs = getattr(p, "grad_sample")  # noqa: B009  # set by Opacus' GradSampleModule (no stub declares it)
-        if isinstance(gs, list):  # pragma: no cover - one backward pass per step here
-            gs = torch.cat(gs)
-        extra = gs.new_zeros((k, *p.shape))
-        if p is audit_weight:
-            extra[np.arange(k), canaries.rows[idx], canaries.columns[idx]] = clip
-        setattr(p, "grad_sample", torch.cat([gs, extra]))  # noqa: B010
+    accumulate = optimizer.clip_and_accumulate  # type: ignore[attr-defined]
+
+    def with_canaries() -> None:
+        accumulate()
+        sampled = np.flatnonzero(next(sampler))
+        if len(sampled):
+            extra = torch.zeros_like(audit_weight)
+            extra.index_put_((torch.as_tensor(canaries.rows[sampled]), torch.as_tensor(canaries.columns[sampled])),
+                             torch.full((len(sampled),), clip, dtype=extra.dtype), accumulate=True)  # fmt: skip
+            audit_weight.summed_grad = audit_weight.summed_grad + extra  # type: ignore[attr-defined]
+
+    optimizer.clip_and_accumulate = with_canaries  # type: ignore[attr-defined]
 
 
 def canary_steps(trajectory: np.ndarray, *, expected_batch: float, learning_rate: float, clip: float) -> np.ndarray:

@@ -43,6 +43,12 @@ def test_white_box_proves_more_than_the_black_box_audit_of_the_same_run(run):
     assert j["white_box"]["share_of_accountant_epsilon"] == pytest.approx(white.epsilon / run.accountant_epsilon)
     assert j["white_box"]["canaries"]["m"] == 400
     assert {"score_white_box", "white_box_included"} <= set(run.canary_table().columns)
+    from audit_core.dp.spec import DP_AUDIT
+    from audit_core.dp.verdict import build_report
+
+    assert "White-box, on the same run" in build_report(run).verdict
+    assert any("White-box" in name for name, _ in build_report(run).figures)
+    assert any("white-box audit" in r for r in DP_AUDIT.decision(run).reasons)
 
 
 def test_likelihood_ratio_statistic_by_hand():
