@@ -11,6 +11,7 @@ tables checked against each other: :mod:`audit_core.common.alignment`.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import stat
@@ -23,7 +24,12 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.limits import TABLE_COLUMNS
 
-__all__ = ["MAX_UPLOAD_MB", "MISSING_TOKENS", "check_unique_names", "read_table", "shortened"]
+__all__ = ["FILE_SHA256", "FILE_SIZE", "MAX_UPLOAD_MB", "MISSING_TOKENS", "check_unique_names", "read_table", "shortened"]
+
+FILE_SHA256 = "file_sha256"
+"""Key in a read table's ``attrs``: the SHA-256 of the file's bytes as given (the reports print it beside the file name)."""
+FILE_SIZE = "file_size"
+"""Key in a read table's ``attrs``: the file's size in bytes."""
 
 MAX_UPLOAD_MB = 200
 """Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
@@ -390,4 +396,7 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     if len(frame) == 0:
         raise InputError(f"Table '{name}' has column names but no rows; upload a file with data rows.")
     frame.columns = [str(c) for c in frame.columns]
-    return frame.reset_index(drop=True)
+    frame = frame.reset_index(drop=True)
+    frame.attrs[FILE_SHA256] = hashlib.sha256(data).hexdigest()  # the file as given: what `sha256sum FILE` prints
+    frame.attrs[FILE_SIZE] = len(data)
+    return frame
