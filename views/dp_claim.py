@@ -229,7 +229,7 @@ with cols[3]:
     metric_card("ceiling", f"{result.ceiling:.2f}", help="The largest bound these canaries could give: every guess right "
                 f"({b.method}; Steinke et al.'s {b.steinke_ceiling:.2f}).")  # fmt: skip
 with cols[4]:
-    metric_card("without DP: epsilon ≥", f"{result.non_dp.bound.epsilon:.2f}",
+    metric_card("no DP: epsilon ≥", f"{result.non_dp.bound.epsilon:.2f}",
                 help="The same model, the same canaries, trained without clipping or noise.")  # fmt: skip
 with cols[5]:
     if result.white_box is not None:
@@ -245,7 +245,7 @@ st.caption(f"Reported: {b.method}, by a rule fixed before the run ({REPORTING_RU
 panels = ["dp", "non_dp", *(["white_box"] if result.white_box is not None else [])]
 for column, which in zip(st.columns(len(panels)), panels, strict=True):
     column.plotly_chart(score_figure(result, which=which), width="stretch", config=CHART)
-st.markdown("**Both models**")
+st.markdown("**Every audited model**")
 show_table(summary_table(result))
 with st.expander("Every number of guesses r (each tested at 5 % / grid size)"):
     show_table(guesses_table(result))

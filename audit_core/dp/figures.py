@@ -51,7 +51,7 @@ def _claim_figure(bars: list[tuple[str, float, str, float | None]], *, epsilon: 
                              marker_color=_STEINKE, text=[f"Steinke {b[1]:.2f}" for b in side], textposition="outside",
                              showlegend=False))  # fmt: skip
     fig.add_hline(y=epsilon, line_dash="dot", line_color=NEUTRAL, annotation_text=f"claim {epsilon:g}",
-                  annotation_position="top left")  # fmt: skip
+                  annotation_position="top right")  # fmt: skip
     fig.update_yaxes(title="epsilon", rangemode="tozero")
     fig.update_layout(barmode="group")
     m, top, steinke = ceiling
@@ -59,7 +59,9 @@ def _claim_figure(bars: list[tuple[str, float, str, float | None]], *, epsilon: 
              + ("" if reported == "Steinke et al." else ", grey: Steinke et al.") + ")"
              + f"<br><sup>ceiling with m = {m:,} canaries (every guess right): {top:.2f}"
              + ("" if reported == "Steinke et al." else f"; Steinke et al.'s {steinke:.2f}") + "</sup>")  # fmt: skip
-    return apply_layout(fig, title=title, height=420)
+    fig = apply_layout(fig, title=title, height=440)
+    fig.update_layout(margin={"t": 90})  # the title's second line (the ceiling)
+    return fig
 
 
 NOT_A_PROOF = "A bound below the claim does not prove the claim: a stronger attack or more canaries might disprove it."
