@@ -9,7 +9,6 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.dp.choices import INCLUDED_COLUMN, REPORTING_RULE
 from audit_core.dp.figures import (
     NOT_A_PROOF,
     epsilon_figure,
@@ -20,7 +19,7 @@ from audit_core.dp.figures import (
     uploaded_guesses_table,
     uploaded_score_figure,
 )
-from audit_core.registry import REGISTRY, TOOLS
+from audit_core.dp.spec import DP_AUDIT, DP_MODEL, INCLUDED_COLUMN, REPORTING_RULE, DpModelSettings, DpSettings
 from ui import state
 from ui.cards import CHART, metric_card, show_table
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
@@ -30,8 +29,6 @@ from ui.session import remember_result
 from ui.source import sample_or_upload
 from ui.widgets import knob_input, seed_input
 
-DP_AUDIT = REGISTRY["dp-audit"]
-DpSettings = DP_AUDIT.settings
 PAGE = "DP claim check"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "adult.csv"
@@ -40,15 +37,15 @@ SAMPLE_LABEL = "Sample: Adult (32,561 rows, target income_per_year)"
 UPLOAD = "Upload a table"
 UPLOADED_PAGE = "DP claim check (uploaded model)"
 KEY = state.DpClaim.UPLOADED
-DP_MODEL = TOOLS["dp-audit-model"]
-DpModelSettings = DP_MODEL.settings
 TRAIN_HERE = "Train here with DP-SGD"
 _DP_TERMS = ("differential privacy DP-SGD canary delta accountant ceiling epsilon lower bound one-run test guesses "
              "member non-member")
 UPLOADED_MODE = "Audit an uploaded model with its canary file"
 # The page's default run: a sample small enough for 50 epochs, canaries a model without DP memorises, and the
 # white-box audit of the same run, so the three bars differ (docs/methods.md §9.1).
-DEMO = {"model": "mlp", "canary_kind": "outlier", "epochs": 50, "rows": 5000, "white_box": True}
+DEMO = DpSettings(target=SAMPLE_TARGET, epsilon=1.0, model="mlp", canary_kind="outlier", epochs=50, rows=5000,
+                  white_box=True)  # fmt: skip
+DEMO_ROWS = 5000
 
 
 
@@ -99,9 +96,10 @@ def _uploaded_form(columns: list[str]) -> Request | None:
         if not st.form_submit_button("▶ Audit the claim on the uploaded model", type="primary"):
             return None
     types = tuple(t.strip() for t in trusted.split(",") if t.strip())
-    mechanism = {"noise_multiplier": float(noise), "sample_rate": float(rate), "steps": int(steps)} if stated else {}
     settings = DpModelSettings(target=target, included_column=included, epsilon=float(epsilon), delta=float(delta),
-                               trust_skops_types=types, **mechanism)  # fmt: skip
+                               trust_skops_types=types, noise_multiplier=float(noise) if stated else None,
+                               sample_rate=float(rate) if stated else None,
+                               steps=int(steps) if stated else None)  # fmt: skip
     return Request(Inputs({}, {}), settings, int(seed))
 
 
@@ -182,14 +180,14 @@ if table is not None:
         columns = list(table.columns)
         target = knob_input(left, DpSettings, "target", options=columns,
                             value=SAMPLE_TARGET if SAMPLE_TARGET in columns else columns[-1])  # fmt: skip
-        model = knob_input(left, DpSettings, "model", value=DEMO["model"])
+        model = knob_input(left, DpSettings, "model", value=DEMO.model)
         epsilon = knob_input(mid, DpSettings, "epsilon", value=1.0, step=0.5)
         delta = knob_input(mid, DpSettings, "delta", step=1e-6, format="%.0e")
         canaries = knob_input(right, DpSettings, "canaries", step=100)
-        kind = knob_input(right, DpSettings, "canary_kind", value=DEMO["canary_kind"])
-        epochs = knob_input(left, DpSettings, "epochs", value=DEMO["epochs"])
-        rows = knob_input(mid, DpSettings, "rows", value=min(DEMO["rows"], len(table)), max_value=len(table), step=1000)
-        white_box = knob_input(left, DpSettings, "white_box", value=DEMO["white_box"])
+        kind = knob_input(right, DpSettings, "canary_kind", value=DEMO.canary_kind)
+        epochs = knob_input(left, DpSettings, "epochs", value=DEMO.epochs)
+        rows = knob_input(mid, DpSettings, "rows", value=min(DEMO_ROWS, len(table)), max_value=len(table), step=1000)
+        white_box = knob_input(left, DpSettings, "white_box", value=DEMO.white_box)
         statistic = knob_input(mid, DpSettings, "white_box_statistic")
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Train with DP-SGD and audit the claim", type="primary")
@@ -197,7 +195,7 @@ if table is not None:
 
 request = None
 if autorun and table is not None:
-    request = Request(Inputs({"data": table}, {"data": path}), DpSettings(target=SAMPLE_TARGET, epsilon=1.0, **DEMO), 0)
+    request = Request(Inputs({"data": table}, {"data": path}), DEMO, 0)
 elif submitted:
     settings = DpSettings(target=target, epsilon=float(epsilon), delta=float(delta), canaries=int(canaries),
                           canary_kind=kind, model=model, epochs=int(epochs), white_box=bool(white_box),

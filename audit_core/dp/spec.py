@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from audit_core.common.errors import InputError
 from audit_core.common.limits import CANARIES, DP_DELTA, DP_EPOCHS, DP_EPSILON, DP_NOISE, DP_ROWS, DP_SAMPLE_RATE, DP_STEPS
 from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Outcome, Settings, knob
-from audit_core.dp.choices import CANARY_KINDS, INCLUDED_COLUMN, MODEL_TYPES, WHITE_BOX_STATISTICS
+from audit_core.dp.choices import CANARY_KINDS, INCLUDED_COLUMN, MODEL_TYPES, REPORTING_RULE, WHITE_BOX_STATISTICS
 from audit_core.model.spec import MODEL, ModelSettings
 
-__all__ = ["DP_AUDIT", "DP_MODEL", "DpModelSettings", "DpSettings"]
+__all__ = ["DP_AUDIT", "DP_MODEL", "INCLUDED_COLUMN", "REPORTING_RULE", "DpModelSettings", "DpSettings"]  # page text
 
 
 @dataclass(frozen=True)

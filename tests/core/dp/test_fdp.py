@@ -75,6 +75,7 @@ def _gaussian_mechanism(mu, m, reps, rng):
     return rng.normal(size=(reps, m)) + mu * included, included
 
 
+@pytest.mark.slow
 def test_gaussian_mechanism_bound_is_valid_and_a_wrong_curve_is_caught():
     rng = np.random.default_rng(11)
     mu, m, reps = 1.0, 1000, 60

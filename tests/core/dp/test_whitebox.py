@@ -12,6 +12,7 @@ from audit_core.dp.audit import run_dp_audit
 from audit_core.dp.whitebox import canary_scores
 
 ROOT = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.slow  # one DP-SGD run with gradient canaries (the module fixture)
 
 
 @pytest.fixture(scope="module")
