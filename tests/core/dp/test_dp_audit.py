@@ -53,7 +53,15 @@ def test_json_contract_and_decision(runs):
     assert j["epsilon_lower_bound"]["m"] == 400
     assert j["epsilon_lower_bound"]["confidence"] == 0.95
     assert set(j["non_dp"]) == {"epsilon_lower_bound", "train_accuracy", "test_accuracy"}
-    assert 0 < j["ceiling"] < 5  # 400 canaries cannot prove much
+    bound = j["epsilon_lower_bound"]
+    assert bound["reported"]["method"] == "fdp"  # trained here: the claim names its mechanism (the rule in bounds.py)
+    assert bound["epsilon"] == bound["fdp"]["epsilon"] == bound["reported"]["epsilon"]
+    assert j["ceiling"] == bound["reported"]["ceiling"] == bound["fdp"]["ceiling"]
+    assert 0 < bound["steinke"]["ceiling"] < 5  # 400 canaries cannot prove much with Steinke's bound...
+    assert bound["fdp"]["ceiling"] > bound["steinke"]["ceiling"] + 2  # ...and more against the DP-SGD run's own curve
+    assert bound["fdp"]["curve"]["curve"] == "dp-sgd"
+    assert bound["fdp"]["curve"]["steps"] == r.steps
+    assert j["white_box"] is None
     assert {"accountant_epsilon", "train_accuracy", "test_accuracy"} <= set(j)
     d = DP_AUDIT.decision(r)
     assert d.kind == "dp_claim"

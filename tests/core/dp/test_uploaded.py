@@ -22,10 +22,12 @@ from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.figures import MEMBER, NON_MEMBER
 from audit_core.common.table_files import read_table
+from audit_core.dp.bounds import audit_bounds
 from audit_core.dp.canaries import draw_canaries
 from audit_core.dp.figures import uploaded_score_figure
 from audit_core.dp.onerun import ceiling, one_run_audit
 from audit_core.dp.spec import DP_MODEL
+from audit_core.dp.tradeoff import dp_sgd_family
 from audit_core.dp.training import train
 from audit_core.dp.uploaded import audit_uploaded_model
 from audit_core.fabrication.threads import cpu_threads
@@ -98,12 +100,20 @@ def test_a_model_trained_here_and_written_out_gives_the_same_bound(dp, epochs):
     with cpu_threads(1):
         model = train(X[rows], np.concatenate([y[c.base], c.y[c.included]]), n_classes=design.n_classes, model="mlp",
                       epochs=epochs, dp=dp, seed=0)  # fmt: skip
-    here = one_run_audit(model.scores(X[c.rows], c.y), c.included, delta=1e-5, seed=0)  # what dp-audit computes
+    here = one_run_audit(model.scores(X[c.rows], c.y), c.included, delta=1e-5, seed=0)  # Steinke's, as dp-audit computes it
     table = canary_frame(pd.DataFrame(X[c.rows], columns=[f"x{i}" for i in range(X.shape[1])]), c.y, c.included)
-    uploaded = audit_uploaded_model(torch_onnx(model.module, X.shape[1]), table, target=TARGET, epsilon=1.0, delta=1e-5,
-                                    seed=0)  # fmt: skip
-    assert uploaded.bound == here
+    onnx = torch_onnx(model.module, X.shape[1])
+    uploaded = audit_uploaded_model(onnx, table, target=TARGET, epsilon=1.0, delta=1e-5, seed=0)
+    assert uploaded.bound.steinke == here
+    assert uploaded.bound.primary == "steinke"  # a bare (epsilon, delta) claim
     assert (here.epsilon > 0.8) == (dp is None)
+    if dp is not None:  # the claim states its DP-SGD run: the f-DP bound against its curve, as dp-audit reports it
+        mechanism = (model.noise_multiplier, model.sample_rate, model.steps)
+        stated = audit_uploaded_model(onnx, table, target=TARGET, epsilon=1.0, delta=1e-5, mechanism=mechanism, seed=0)
+        family = dp_sgd_family(sample_rate=model.sample_rate, steps=model.steps, delta=1e-5)
+        assert stated.bound == audit_bounds(model.scores(X[c.rows], c.y), c.included, delta=1e-5, mechanism=family)
+        assert stated.bound.primary == "fdp"
+        assert stated.to_json()["claimed_mechanism"]["steps"] == model.steps
 
 
 def _cli(capsys, *args):

@@ -367,15 +367,20 @@ def test_extrapolated_per_sample_average_removes_most_of_the_low_bias(n_models):
 
 @pytest.mark.slow
 def test_extrapolated_interval_covers_the_truth_at_16_models():
-    # the uncorrected average's interval covered the truth in 0 of 30 runs at M = 16
-    covered = raw_covered = 0
+    # the uncorrected average's interval covered the truth in 0 of 30 runs at M = 16; the record bootstrap of the
+    # extrapolated one alone in 20 of 24 (83 %: the extrapolation's own bias left out); with its error allowance, >= 93 %
+    covered = bootstrap_only = raw_covered = 0
     for rep in range(24):
         scores, keep, true_tpr = _simulated_pool(500, 16, seed=300 + rep)
         ev = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=200, seed=rep)
         lo, hi = ev.tpr_ci["per_sample_mean"]
+        allowance = ev.extrapolation["error_allowance"]
+        assert allowance > 0
         covered += lo <= true_tpr <= hi
-        raw_covered += ev.tpr["per_sample_mean_uncorrected"] + (hi - lo) / 2 >= true_tpr
-    assert covered >= 17  # measured 20 / 24
+        bootstrap_only += lo + allowance <= true_tpr <= hi - allowance
+        raw_covered += ev.tpr["per_sample_mean_uncorrected"] + (hi - lo) / 2 - allowance >= true_tpr
+    assert covered >= 23  # >= 93 % (measured 24 / 24)
+    assert bootstrap_only <= 21  # the allowance is what makes it cover
     assert raw_covered <= 6
 
 
