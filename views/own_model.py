@@ -8,8 +8,17 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.model.figures import epsilon_table, exposed_table, fidelity_table, log_roc, rmia_table, tpr_table
-from audit_core.registry import REGISTRY
+from audit_core.model.figures import (
+    epsilon_table,
+    exposed_table,
+    family_sentence,
+    family_table,
+    fidelity_table,
+    log_roc,
+    rmia_table,
+    tpr_table,
+)
+from audit_core.model.spec import MODEL, ModelSettings
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
@@ -18,8 +27,6 @@ from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-MODEL = REGISTRY["model"]
-ModelSettings = MODEL.settings
 PAGE = "Audit my model"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = {  # label -> (folder, label column); the first is the default and the home page's sample run
@@ -55,7 +62,7 @@ data: dict = {}
 paths: dict[str, str] = {}
 try:
     if source == UPLOAD:
-        cols = st.columns(3)
+        cols = list(st.columns(3))
         files = {
             "model": cols[0].file_uploader("Model (.onnx, .skops, .safetensors)",
                                            type=["onnx", "skops", "safetensors", "pkl", "pickle", "joblib"],
@@ -98,16 +105,15 @@ if len(data) == 3:
             epochs = knob_input(mid, ModelSettings, "reference_epochs")
         family, trusted = ModelSettings.defaults()["reference_family"], ""  # an image model: its own architecture
         if not images:
-            family = knob_input(mid, ModelSettings, "reference_family",
-                                value="mlp" if source in SAMPLES else None)  # fmt: skip
+            family = knob_input(mid, ModelSettings, "reference_family")
             trusted = right.text_input("Trusted skops types (comma-separated)", "",
                                        help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Audit the model", type="primary")
     if autorun:
-        request = Request(Inputs(data, paths), ModelSettings(target=SAMPLES[SAMPLE_LABEL][1], reference_family="mlp"), 0)
+        request = Request(Inputs(data, paths), ModelSettings(target=SAMPLES[SAMPLE_LABEL][1]), 0)
     elif submitted:
-        settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings.knobs()["attacks"].choices
+        settings = ModelSettings(target=target, attacks=tuple(a for a in (ModelSettings.knobs()["attacks"].choices or ())
                                                               if a in attacks),
                                  reference_models=int(k), reference_family=family, lira_variance=variance,
                                  reference_epochs=int(epochs),
@@ -127,6 +133,14 @@ for w in audit.warnings:
     st.warning(w)
 
 st.markdown("**Fidelity check: do the reference models behave like the target?**")
+st.caption(family_sentence(audit))
+families = family_table(audit)
+if not families.empty:
+    with st.expander("Reference family chosen by fidelity: every family tried", expanded=True):
+        st.caption("The family whose reference models behave most like the model on records no attack scores (train and "
+                   "test accuracy, loss distributions) is kept. The attack columns show what the other families would "
+                   "have found; they are never used to choose.")  # fmt: skip
+        show_table(families)
 show_table(fidelity_table(audit))
 if not audit.fidelity.ok:
     st.error(audit.fidelity.sentence())

@@ -102,6 +102,12 @@ TERMS: dict[str, str] = {
     "RMIA": "Robust membership inference (Zarifzadeh et al., 2024): compares a record's likelihood ratio against "
     "population records; strong with one or two reference models.",
     "LOSS attack": "The simplest membership attack: records on which the model's loss is low are called members.",
+    "reference family": "The kind of model the audit trains as reference models (logistic regression, MLP, boosted "
+    "trees, random forest, extra trees); 'auto' trains each and keeps the one that behaves most like the audited model.",
+    "fidelity distance": "How unlike the audited model a family's reference models behave: the gaps in train and test "
+    "accuracy plus the differences between their loss distributions (0 = alike), on records no attack scores.",
+    "supervised attack": "An attacker who knows some members and non-members trains a classifier on the model's outputs "
+    "to tell them apart (ART's black-box attack); each record is scored by a classifier that never saw it.",
 }
 """Term -> one plain sentence."""
 

@@ -25,6 +25,10 @@ __all__ = [
     "DP_DELTA",
     "DP_EPOCHS",
     "DP_EPSILON",
+    "DP_NOISE",
+    "DP_ROWS",
+    "DP_SAMPLE_RATE",
+    "DP_STEPS",
     "EPSILON_RADIUS",
     "FPC_CELLS",
     "FPC_MODELS",
@@ -189,3 +193,11 @@ DP_DELTA = Bound("the claimed delta", 0, 0.1, integer=False, open_low=True)
 CANARIES = Bound("the number of canaries", 10, 50_000)
 """Canaries of the DP claim check; at most half the rows outside the test split (audit_core.dp.canaries)."""
 DP_EPOCHS = Bound("the number of training epochs", 1, 200)
+DP_ROWS = Bound("the number of rows used", 100, 100_000_000)
+"""A seeded sample of the table's rows for the DP claim check (a smaller table: more epochs in the same time)."""
+DP_NOISE = Bound("the noise multiplier", 0, 1_000, integer=False, open_low=True)
+"""A DP-SGD claim's noise multiplier (noise sd / clipping norm), for the f-DP bound of an uploaded model."""
+DP_SAMPLE_RATE = Bound("the sampling rate", 0, 1, integer=False, open_low=True)
+"""A DP-SGD claim's Poisson sampling rate (expected batch / rows)."""
+DP_STEPS = Bound("the number of DP-SGD steps", 1, 10_000_000)
+"""A DP-SGD claim's number of steps."""

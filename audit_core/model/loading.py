@@ -8,10 +8,13 @@ The file's bytes decide its format, never its name:
 - a pickle (first byte 0x80 followed by a protocol number 2 to 5) is refused, whatever its suffix:
   unpickling runs code, so a ``.pkl`` (or a pickle renamed ``.onnx`` / ``.skops``) is never opened;
 - a zip archive is read as a skops file: :func:`skops.io.get_untrusted_types` lists the types the
-  file would build; any outside skops' default trusted set and outside the steward's explicit
-  ``trusted`` list refuses the file with those types named, *before* anything is built; then
-  ``skops.io.loads(..., trusted=...)`` builds it (skops never unpickles; it reconstructs
-  from a JSON schema and refuses anything untrusted itself too);
+  file would build; any outside skops' default trusted set, this audit's vetted list
+  (:data:`audit_core.model.skops_types.VETTED_TYPES`: the tree storage of forests and boosting,
+  an MLP's optimiser state, ...) and the steward's explicit ``trusted`` list refuses the file
+  with those types named, *before* anything is built; then ``skops.io.loads(..., trusted=...)``
+  builds it (skops never unpickles; it reconstructs from a JSON schema and refuses anything
+  untrusted itself too), and :func:`~audit_core.model.skops_types.check_vetted` checks every
+  tree's node indices before the model predicts anything;
 - anything else must parse as an ONNX protobuf. The graph is checked before onnxruntime sees
   it: every operator must be in the standard domains (``''``, ``ai.onnx``, ``ai.onnx.ml``: custom
   operators are native code the runtime would have to load), and no tensor may keep its data in
@@ -32,8 +35,9 @@ feature columns (every column but the target) as they are, numeric columns as fl
   the numeric matrix in table order.
 
 The class-probability output: an output named like ``prob`` (or the last float output ``[N, C]``),
-or a ZipMap (a list of ``{label: probability}``). Rows that are not probabilities (negative, or
-not summing to 1) are read as logits and softmaxed. The class order comes from the model when
+or a ZipMap (a list of ``{label: probability}``). An output whose rows all sum to 1 (within float
+tolerance) is probabilities, its float32 rounding below 0 clipped; any other is read as logits and
+softmaxed. The class order comes from the model when
 it says it (skops ``classes_``, ZipMap keys, the ``classlabels_*`` of an ``ai.onnx.ml`` classifier
 node), else it is the sorted order of the labels (scikit-learn's ``classes_``).
 """
@@ -55,7 +59,10 @@ import pandas as pd
 
 from audit_core.common.errors import InputError
 from audit_core.common.limits import MAX_MODEL_MB
+from audit_core.common.runtime import blas_threads
 from audit_core.common.table_files import shortened
+from audit_core.model.recipe import NO_RECIPE, Recipe, recipe_of_estimator, recipe_of_onnx
+from audit_core.model.skops_types import VETTED_TYPES, check_vetted
 
 __all__ = ["TargetModel", "is_safetensors", "label_text", "load_model", "read_model_bytes"]
 
@@ -146,6 +153,8 @@ class TargetModel:
         The width of a single-matrix input, when the model declares it.
     description : str
         One line for the report (format, inputs, output).
+    recipe : Recipe
+        The target's kind and hyper-parameters as the file carries them (:mod:`audit_core.model.recipe`).
     """
 
     format: str
@@ -154,6 +163,7 @@ class TargetModel:
     description: str
     sha256: str
     _impl: Any = field(repr=False, compare=False)
+    recipe: Recipe = NO_RECIPE
 
     def predict_proba(self, features: pd.DataFrame, *, classes: Sequence[str]) -> np.ndarray:
         """``(n, len(classes))`` float64 probabilities, columns in the order of ``classes`` (label texts).
@@ -171,11 +181,24 @@ class TargetModel:
         return _align_classes(_as_probabilities(raw), model_classes, list(classes))
 
 
+_SUM_TOLERANCE = 1e-3
+"""How far from 1 a row of probabilities may sum (float32 sums of hundreds of trees are off by about 1e-7 each)."""
+_ROUNDING = 1e-4
+"""How far below 0 a probability may fall by rounding (a pure leaf's ``1 - sum`` in float32 gives about -1e-7)."""
+
+
 def _as_probabilities(raw: np.ndarray) -> np.ndarray:
+    """Class probabilities from a model's output: probabilities as they are (rounding clipped), else softmaxed logits.
+
+    An output whose every row sums to 1 within :data:`_SUM_TOLERANCE`, with no value below
+    ``-_ROUNDING``, is read as probabilities: float32 rounding (an ONNX forest's pure leaves give
+    ``-2.4e-08``) is clipped to ``[0, 1]`` and each row renormalised. Anything else is logits.
+    """
     if not np.all(np.isfinite(raw)):
         raise InputError("The model's output holds NaN or infinite values for some records; it cannot be scored.")
-    if raw.min() >= 0 and np.allclose(raw.sum(1), 1.0, atol=1e-3):
-        return raw / raw.sum(1, keepdims=True)
+    if raw.min() >= -_ROUNDING and raw.max() <= 1.0 + _ROUNDING and np.allclose(raw.sum(1), 1.0, atol=_SUM_TOLERANCE, rtol=0):
+        p = np.clip(raw, 0.0, 1.0)
+        return p / p.sum(1, keepdims=True)
     z = raw - raw.max(1, keepdims=True)  # logits -> softmax, stably
     e = np.exp(z)
     return e / e.sum(1, keepdims=True)
@@ -320,7 +343,7 @@ def _load_onnx(data: bytes, name: str) -> TargetModel:
     shape = "one input per column" if len(inputs) > 1 else f"input '{inputs[0].name}' {inputs[0].shape}"
     desc = f"ONNX (opset {max((o.version for o in model.opset_import if o.domain in ('', 'ai.onnx')), default=0)}), " \
            f"{shape}, output '{prob.name}'"  # fmt: skip
-    return TargetModel("onnx", graph_classes, n_inputs, desc, _sha(data), predict)
+    return TargetModel("onnx", graph_classes, n_inputs, desc, _sha(data), predict, recipe=recipe_of_onnx(model))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -390,19 +413,21 @@ def _load_skops(data: bytes, name: str, trusted: Sequence[str]) -> TargetModel:
         untrusted = sio.get_untrusted_types(data=data)
     except Exception as exc:  # a zip that is no skops file: skops raises KeyError / JSON errors
         raise InputError(f"Model '{name}' is a zip archive but not a skops file ({_first_line(exc)}).") from None
-    refused = [t for t in untrusted if t not in set(trusted)]
+    allowed = set(trusted) | set(VETTED_TYPES)
+    refused = [t for t in untrusted if t not in allowed]
     if refused:
         raise InputError(
-            f"Model '{name}' contains type(s) outside skops' trusted set, so it is not loaded: "
-            f"{', '.join(refused[:10])}{' ...' if len(refused) > 10 else ''}; if you made this file yourself and "
-            "trust them, list them with --trust-skops-types (page: 'Trusted skops types')."
+            f"Model '{name}' contains type(s) outside skops' trusted set and this audit's vetted list, so it is not "
+            f"loaded: {', '.join(refused[:10])}{' ...' if len(refused) > 10 else ''}; if you made this file yourself "
+            "and trust them, list them with --trust-skops-types (page: 'Trusted skops types')."
         )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # version mismatch warnings of sklearn; the fidelity check shows the effect
-            estimator = sio.loads(data, trusted=[t for t in untrusted if t in set(trusted)] or None)
+            estimator = sio.loads(data, trusted=[t for t in untrusted if t in allowed] or None)
     except Exception as exc:
         raise InputError(f"Model '{name}' could not be rebuilt by skops ({_first_line(exc)}).") from None
+    check_vetted(estimator, name)  # before anything runs on it: every tree's node indices inside the tree
     if not hasattr(estimator, "predict_proba") or not hasattr(estimator, "classes_"):
         raise InputError(
             f"Model '{name}' holds a {type(estimator).__name__}, which gives no class probabilities (predict_proba); "
@@ -435,7 +460,7 @@ def _load_skops(data: bytes, name: str, trusted: Sequence[str]) -> TargetModel:
                 )
             X = features.to_numpy(dtype=np.float64)
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), blas_threads(1):  # OpenMP threads only stall on a shared machine
                 warnings.simplefilter("ignore")
                 p = estimator.predict_proba(X)
         except Exception as exc:
@@ -445,7 +470,7 @@ def _load_skops(data: bytes, name: str, trusted: Sequence[str]) -> TargetModel:
     classes = tuple(label_text(c) for c in estimator.classes_)
     desc = f"scikit-learn {type(estimator).__name__} (skops), {len(classes)} classes"
     return TargetModel("skops", classes, int(n_in) if n_in is not None and names is None else None, desc, _sha(data),
-                       predict)  # fmt: skip
+                       predict, recipe=recipe_of_estimator(estimator))  # fmt: skip
 
 
 def _sha(data: bytes) -> str:
@@ -464,8 +489,9 @@ def load_model(data: bytes, name: str, *, trusted: Sequence[str] = ()) -> Target
     name : str
         Its name, for messages.
     trusted : sequence of str
-        skops types the steward explicitly trusts beyond skops' defaults (e.g. ``sklearn.tree._tree.Tree``,
-        which skops 0.16 leaves out because a crafted one can crash the process).
+        skops types the steward explicitly trusts beyond skops' defaults and
+        :data:`~audit_core.model.skops_types.VETTED_TYPES` (which holds ``sklearn.tree._tree.Tree``, left out of
+        skops' defaults because a crafted one can crash the process: its nodes are checked here).
     """
     data = read_model_bytes(data, name)
     if data[:4] == b"PK\x03\x04":

@@ -9,7 +9,15 @@ from audit_core.common.privacy_bound import ASSUMPTION, epsilon_scale
 from audit_core.common.report import InputSummary, RecordTable, Report
 from audit_core.model.attacks import REFERENCE_ATTACKS
 from audit_core.model.audit import ModelAudit
-from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
+from audit_core.model.figures import (
+    epsilon_table,
+    family_sentence,
+    family_table,
+    fidelity_table,
+    log_roc,
+    rmia_table,
+    tpr_table,
+)
 
 __all__ = ["FPR", "LIMITS", "RULES", "build_report", "decision", "verdict"]
 
@@ -21,7 +29,7 @@ def _pct(x: float) -> str:
 
 
 def verdict(audit: ModelAudit) -> str:
-    """Plain words: the strongest attack at 1 % FPR with its interval, the epsilon bound, and the fidelity check."""
+    """Plain words: the strongest attack at 1 % FPR with its interval, the epsilon bound, the family and fidelity."""
     best = audit.best()
     t = best.tpr_at_fpr["0.01"]
     parts = [
@@ -32,8 +40,10 @@ def verdict(audit: ModelAudit) -> str:
         + ".",
         best.epsilon.sentence(),
         f"For scale: epsilon >= {best.epsilon.epsilon:.2f} is {epsilon_scale(best.epsilon.epsilon)}.",
-        audit.fidelity.sentence(),
     ]
+    if any(a in audit.attacks for a in (*REFERENCE_ATTACKS, "supervised")) and "family" in audit.reference:
+        parts.append(family_sentence(audit))
+    parts.append(audit.fidelity.sentence())
     return " ".join(parts)
 
 
@@ -62,10 +72,11 @@ def decision(audit: ModelAudit) -> Decision:
                                 f"{epsilon_scale(e.epsilon)} (the most these records could show is {e.ceiling:.2f}).",
                                 fix))  # fmt: skip
     if not audit.fidelity.ok and any(a in audit.attacks for a in REFERENCE_ATTACKS):
-        findings.append(Finding(
-            "low", audit.fidelity.sentence(),
-            "Pick the reference family closest to the model (--reference-family) or give a larger population table.",
-        ))  # fmt: skip
+        step = ("No family tried behaves like the model (--reference-family auto): give a larger population table, or a "
+                "model file that carries its hyper-parameters (skops)." if audit.reference.get("family_choice") else
+                "Pick the reference family closest to the model (--reference-family, or auto) or give a larger "
+                "population table.")  # fmt: skip
+        findings.append(Finding("low", audit.fidelity.sentence(), step))
     return decide(findings, low="no attack separates the training records from the population", subject="Model",
                   rules=RULES)  # fmt: skip
 
@@ -82,6 +93,12 @@ LIMITS = [
     "non-members alike) and pool records up to the target's training size, and fits each candidate's IN and OUT "
     "Gaussians on them (a global variance below 64 reference models unless per-sample is chosen); with few reference "
     "models each candidate is IN only a couple of them, so its Gaussians are rough.",
+    "With --reference-family auto, every family is trained on the same reference pool and the one whose models behave "
+    "most like the target on records no attack scores (accuracy gaps, loss distributions) is kept; the attacks never "
+    "choose it, so the best attack's TPR is not the maximum over families. The others' results are shown beside it.",
+    "The supervised attack (as ART's black-box attack) knows the membership of four fifths of the records; each record "
+    "is scored by a classifier trained on the other folds, so no record scores itself. It measures an attacker with "
+    "labelled examples, a stronger position than the reference-model attacks assume.",
     "A low result is no privacy guarantee: a stronger attack may find more. Only an analysis of the training "
     "procedure gives an upper bound.",
 ]
@@ -92,6 +109,9 @@ def build_report(audit: ModelAudit, *, inputs: Sequence[InputSummary] = ()) -> R
     tables = [("Fidelity: target vs reference models", fidelity_table(audit)),
               ("Epsilon lower bound per attack", epsilon_table(audit)),
               ("TPR at each target FPR", tpr_table(audit))]  # fmt: skip
+    families = family_table(audit)
+    if not families.empty:
+        tables.insert(1, ("Reference family chosen by fidelity (auto): every family tried", families))
     if audit.rmia_by_k:
         tables.append(("RMIA by number of reference models", rmia_table(audit)))
     exposed = RecordTable("Most exposed members", audit.exposed, keep=tuple(str(c) for c in audit.exposed.columns[:3]))
