@@ -86,6 +86,7 @@ def test_too_few_synthetic_rows_is_one_sentence_before_any_fit():
     assert "synthetic rows must be at least 20" in at.error[0].value
 
 
+@pytest.mark.slow
 def test_shadow_attack_section_keeps_the_fits_and_reads_the_references():
     """The shadow form re-asks the same comparison with --shadow: nothing is refitted for the audits, each generator
     gets its own result; the bootstrap reference (rows resampled from training) tells its targets apart, the

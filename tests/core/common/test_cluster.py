@@ -316,6 +316,7 @@ def test_back_to_back_searches_with_equal_blocks_keep_their_inputs(client, table
         assert cut.index.shape == ref.index.shape
 
 
+@pytest.mark.slow
 def test_shadow_fits_spread_over_the_cluster_give_the_same_attack(client):
     """One Dask task per shadow set (audit_core.synthetic.shadow): the same features, scores and p-values as here."""
     from audit_core.synthetic.shadow.audit import ShadowOptions, shadow_attack

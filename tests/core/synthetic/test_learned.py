@@ -83,6 +83,7 @@ def _leaks(adult: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
             f"copies of one group ({len(group)} Masters)": planted(group), "rare-record copies": planted(rare)}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_independent_synthetic_data_is_at_chance(adult: dict[str, pd.DataFrame]) -> None:
     """Real rows nobody trained on as the synthetic table: AUC about 0.5, the TPR interval at 1 % FPR covers 1 %,
     and the release-decision rule reads low."""
@@ -94,6 +95,7 @@ def test_independent_synthetic_data_is_at_chance(adult: dict[str, pd.DataFrame])
     assert "agreement score of the best-matching synthetic row" in learned.names
 
 
+@pytest.mark.slow
 def test_out_of_fold_scores_are_exchangeable_under_the_null() -> None:
     """Features that say nothing about membership (skewed, tied, 12 columns) over 4 populations: every AUC near 0.5
     and the TPR interval at 1 % FPR covers 1 % (in-sample scores would give AUC ~0.8 here; the 400-population
@@ -112,6 +114,7 @@ def test_out_of_fold_scores_are_exchangeable_under_the_null() -> None:
     assert covered >= 3
 
 
+@pytest.mark.slow
 def test_leaks_no_rule_was_written_for_are_caught(adult: dict[str, pd.DataFrame]) -> None:
     """Each leak makes the learned attacker's TPR at 1 % FPR exceed 2 % with its whole 95 % interval (the release
     decision's 'elevated' bar), on a Gaussian-copula table that alone reads at chance."""

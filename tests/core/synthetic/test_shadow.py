@@ -31,6 +31,7 @@ def _null_features(rng: np.random.Generator, k: int, t: int, f: int) -> np.ndarr
     return shared + own
 
 
+@pytest.mark.slow
 def test_permutation_p_values_hold_their_level() -> None:
     """With features independent of membership, P(p <= alpha) <= alpha for every target and Holm's family-wise error
     too (a Mann-Whitney test on the same out-of-fold scores rejected 12 % at 5 %: fold models share their errors)."""
@@ -69,6 +70,7 @@ def test_a_planted_shift_is_told_apart_and_the_release_scored() -> None:
     np.testing.assert_allclose(auc_by_ranks(s.shadow, design.keep), s.auc)
 
 
+@pytest.mark.slow
 def test_bootstrap_tells_every_target_apart(german: dict[str, pd.DataFrame]) -> None:
     """Known answer: resampling the training rows (5x as many as it has) copies each target into nearly every output
     that had it: AUC about 1 for every target, every one told apart, the release scored as holding them."""
@@ -81,6 +83,7 @@ def test_bootstrap_tells_every_target_apart(german: dict[str, pd.DataFrame]) -> 
     assert a.to_json()["told_apart"] == 5
 
 
+@pytest.mark.slow
 def test_population_reference_is_at_chance(german: dict[str, pd.DataFrame]) -> None:
     """Known answer: rows nobody trained on say nothing about any target: AUCs around 0.5, at most one target told
     apart (each is wrongly with probability 5 % / 8), the pooled TPR interval at 10 % FPR covers 10 %."""
@@ -93,6 +96,7 @@ def test_population_reference_is_at_chance(german: dict[str, pd.DataFrame]) -> N
     assert t10.ci_low <= 0.1 <= t10.ci_high
 
 
+@pytest.mark.slow
 def test_named_targets_and_refusals(german: dict[str, pd.DataFrame], tmp_path: Path, capsys) -> None:
     a = shadow_attack(german["train"], german["holdout"], generator="bootstrap",
                       options=ShadowOptions(n_shadows=4, target_rows=(3, 7)), seed=0)  # fmt: skip
