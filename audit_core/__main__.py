@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_core.common.decision import FAIL_ON_EXIT, LEVELS
-from audit_core.common.errors import InputError
+from audit_core.common.errors import InputError, one_line
 from audit_core.common.limits import SEED, Bound
 from audit_core.common.outputs import check_inputs, check_outputs, csv_text, write_output, write_outputs
 from audit_core.common.report import Report, to_json_text
@@ -67,6 +67,37 @@ def _progress_to_stderr(quiet: bool):
     return progress
 
 
+def _print_notes(outcome: Any, quiet: bool) -> None:
+    """The run's warnings (always) and notes (unless --quiet) on stderr, once every output is written: a refusal to
+    write an output is then the one line on stderr."""
+    for line in outcome.notes():
+        if line.startswith("warning:") or not quiet:
+            print(line, file=sys.stderr)
+
+
+def _print_stdout(lines: list[str]) -> None:
+    """The summary on stdout, flushed (called before the output files take their names): stdout that cannot be written
+    (``> /dev/full``) is one sentence and no file, and nothing is left in its buffer for the interpreter to fail on at
+    exit; a reader that went away (``| head``) is no failure."""
+    try:
+        for line in lines:
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``| head``): it has what it wanted; the files are still written
+        _discard_stdout()
+    except OSError as exc:
+        _discard_stdout()
+        raise InputError(f"The summary could not be written to standard output ({exc.strerror or exc}), so no "
+                         "output file was written either.") from None  # fmt: skip
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null (what is still buffered goes nowhere instead of failing at exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 # --------------------------------------------------------------------------- handlers
 def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
     """Any registered audit: settings from the flags, inputs read, run, outputs written, summary and verdict printed."""
@@ -85,19 +116,19 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
             data[spec.name] = spec.read(path, Path(path).name)
     outcome = run(audit, Inputs(data, paths), settings, seed=args.seed, progress=_progress_to_stderr(args.quiet),
                   client=args.client)  # fmt: skip
-    for line in outcome.notes():
-        if line.startswith("warning:") or not args.quiet:
-            print(line, file=sys.stderr)
     if out and audit.save is not None:  # a tool that makes a file (generate)
         write_output(out, audit.save(outcome, out), flag="--out")
+        _print_notes(outcome, args.quiet)
         if not args.quiet:
             print(f"{outcome.verdict()} to {out}", file=sys.stderr)
         return 0
-    write_outputs(_rendered_outputs(args, outcome))  # all or none
     decision = outcome.decision()
     last = [f"release decision: {decision.level}"] if decision else []  # the line a pipeline greps
-    for line in [*outcome.summary(), outcome.verdict(), *outcome.after_verdict(), *last]:
-        print(line)
+    summary = [*outcome.summary(), outcome.verdict(), *outcome.after_verdict(), *last]
+    # All or none, stdout included: the summary is printed once every file is staged, before they take their names;
+    # a failed write (a file, a pipe, stdout) is then the only line on stderr and leaves no file behind.
+    write_outputs(_rendered_outputs(args, outcome), before_commit=partial(_print_stdout, summary))
+    _print_notes(outcome, args.quiet)
     fail_on = getattr(args, "fail_on", None)
     if decision is not None and fail_on and decision.reaches(fail_on):
         print(f"error: the verdict is {decision.level}, at or above --fail-on {fail_on} (exit {FAIL_ON_EXIT})",
@@ -124,7 +155,7 @@ class _Parser(argparse.ArgumentParser):
         dest = next((a.dest for a in self._actions if flag in a.option_strings), None)
         if dest in self.bounds:  # "--steps 1e20": say the bound, not only argparse's "invalid int value"
             message = f"{message}; {self.bounds[dest].rule(name=flag)}"
-        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        print(f"error: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -234,6 +265,10 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             inputs.append(value)
     check_inputs({spec.cli_flag: getattr(args, spec.name, None) for spec in audit.inputs})
     check_outputs(outputs, inputs)
+    if getattr(args, "pdf", None):
+        from audit_core.common.report import require_pdf
+
+        require_pdf()  # no Chromium: refused before the run, not after it
     scores_out = getattr(args, "scores_out", None)
     if scores_out and Path(scores_out).suffix.lower() != ".parquet":
         raise InputError(f"--scores-out {Path(scores_out).name} must end in .parquet.")
@@ -253,11 +288,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return status
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader of stdout went away (``| head``): results are written, stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _discard_stdout()
         return 0
 
 
