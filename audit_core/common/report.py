@@ -277,11 +277,12 @@ class Report:
             except subprocess.TimeoutExpired:
                 raise InputError(f"Chromium did not print the PDF report within {timeout_s:g} s; the HTML report "
                                  "has the same content.") from None  # fmt: skip
-            except (subprocess.CalledProcessError, OSError) as exc:
-                code = getattr(exc, "returncode", None)
-                why = f"it exited with status {code}" if code is not None else (exc.strerror or type(exc).__name__)
-                raise InputError(f"Chromium could not print the PDF report ({why}); the HTML report has the same "
-                                 "content.") from None  # fmt: skip
+            except subprocess.CalledProcessError as exc:
+                raise InputError(f"Chromium could not print the PDF report (it exited with status {exc.returncode}); "
+                                 "the HTML report has the same content.") from None  # fmt: skip
+            except OSError as exc:
+                raise InputError(f"Chromium could not be started to print the PDF report ({exc.strerror}); the HTML "
+                                 "report has the same content.") from None  # fmt: skip
         if not path.is_file() or path.stat().st_size == 0:
             raise InputError("Chromium wrote no PDF report; the HTML report has the same content.")
         return path
