@@ -51,20 +51,52 @@ def _rendered_outputs(args: argparse.Namespace, outcome: Any) -> list[tuple[str,
     return files
 
 
-def _progress_to_stderr(quiet: bool):
-    """A progress callback printing a line per 10 % step to stderr (unless --quiet)."""
-    last = [-1]
+class _Progress:
+    """The CLI's progress on stderr, so that a refusal (bad input found mid-run, an output that cannot be written) is
+    still the only line there.
 
-    def progress(fraction: float, message: str) -> None:
-        step = int(fraction * 10)
-        if not quiet and step != last[0]:
-            last[0] = step
+    On a terminal: one line redrawn in place and erased (:meth:`clear`) before anything else is printed. With
+    ``--progress``: a line per 10 % step, for a log that wants them (a refusal then follows them). Otherwise (stderr a
+    pipe or a file, or ``--quiet``): nothing.
+    """
+
+    def __init__(self, *, quiet: bool, lines: bool) -> None:
+        self.mode = "off" if quiet else "lines" if lines else "tty" if _is_terminal(sys.stderr) else "off"
+        self.step, self.drawn, self.shown_at = -1, False, 0.0
+
+    def __call__(self, fraction: float, message: str) -> None:
+        import shutil
+        import time
+
+        text = one_line(f"[{100 * fraction:5.1f} %] {message}")
+        try:
+            if self.mode == "lines" and int(fraction * 10) != self.step:
+                self.step = int(fraction * 10)
+                print(text, file=sys.stderr, flush=True)
+            elif self.mode == "tty" and time.monotonic() - self.shown_at >= 0.1:
+                width = max(20, shutil.get_terminal_size().columns - 1)
+                sys.stderr.write("\r\x1b[K" + text[:width])  # one line, never wrapped: \r can erase it
+                sys.stderr.flush()
+                self.drawn, self.shown_at = True, time.monotonic()
+        except OSError:  # stderr closed (piped into head): progress is optional, the audit goes on
+            self.mode = "off"
+
+    def clear(self) -> None:
+        """Erase the line drawn on the terminal (before an error, a warning or the summary is printed)."""
+        if self.drawn:
+            self.drawn = False
             try:
-                print(f"[{100 * fraction:5.1f} %] {message}", file=sys.stderr, flush=True)
-            except OSError:  # stderr closed (piped into head): progress is optional, the audit goes on
-                last[0] = 99
+                sys.stderr.write("\r\x1b[K")
+                sys.stderr.flush()
+            except OSError:
+                self.mode = "off"
 
-    return progress
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _print_notes(outcome: Any, quiet: bool) -> None:
@@ -114,8 +146,9 @@ def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
         if path is not None:
             paths[spec.name] = path
             data[spec.name] = spec.read(path, Path(path).name)
-    outcome = run(audit, Inputs(data, paths), settings, seed=args.seed, progress=_progress_to_stderr(args.quiet),
+    outcome = run(audit, Inputs(data, paths), settings, seed=args.seed, progress=args.progress_display,
                   client=args.client)  # fmt: skip
+    args.progress_display.clear()
     if out and audit.save is not None:  # a tool that makes a file (generate)
         write_output(out, audit.save(outcome, out), flag="--out")
         _print_notes(outcome, args.quiet)
@@ -147,7 +180,10 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress lines on stderr")
+        self.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress on stderr")
+        self.add_argument("--progress", action="store_true", default=argparse.SUPPRESS,
+                          help="progress as a line per 10 %% step on stderr even when it is not a terminal (a CI log); "
+                          "on a terminal it is one line redrawn in place")  # fmt: skip
         self.bounds: dict[str, Bound] = {}  # dest -> bound of the subcommand's numeric flags (its knobs, --seed)
 
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -279,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.quiet = getattr(args, "quiet", False)
+    args.progress_display = _Progress(quiet=args.quiet, lines=getattr(args, "progress", False))
     try:
         check_arguments(parser, args)
         from audit_core.common.cluster import cluster_client
@@ -288,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return status
     except InputError as exc:
+        args.progress_display.clear()
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader of stdout went away (``| head``): results are written, stop quietly

@@ -48,6 +48,7 @@ __all__ = [
     "MIN_MODELS",
     "MIN_TRAIN_ROWS",
     "MODELS",
+    "MODEL_FIRST_SECONDS",
     "PRIOR",
     "REFERENCE_EPOCHS",
     "REFERENCE_MODELS",
@@ -174,6 +175,9 @@ MAX_LABELS_MB = 64
 """Largest ``labels.csv`` of a PNG folder, in MiB (200,000 rows of a file name, a label and a mask fit in 10)."""
 MAX_PNG_MB = 4
 """Largest PNG file of a folder upload, in MiB (a 64x64 colour image takes 12 KiB of pixels)."""
+MODEL_FIRST_SECONDS = 10.0
+"""The longest an uploaded ONNX model may take on its first 64 records (scikit-learn forests of 500 trees take
+milliseconds); beyond it the run is stopped (a graph that loops) with one sentence."""
 MAX_MODEL_MB = 200
 """Largest model file, in MiB (ResNet-18 weights are 45 MB)."""
 
