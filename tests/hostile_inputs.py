@@ -486,7 +486,7 @@ def canary_table(n: int = 200, seed: int = 0, n_features: int = 3) -> pd.DataFra
 
 
 def hostile_canaries(*, full: bool = False) -> dict[str, pd.DataFrame]:
-    """Canary files the DP claim check of an uploaded model must refuse (``full`` adds the 10^6-row file)."""
+    """Canary files the DP claim check of an uploaded model must refuse (``full`` adds the 50,001- and 10^6-row files)."""
     good = canary_table()
     dup = good.copy()
     dup.iloc[1] = dup.iloc[0]
@@ -498,11 +498,11 @@ def hostile_canaries(*, full: bool = False) -> dict[str, pd.DataFrame]:
         "all included": good.assign(included=1),
         "none included": good.assign(included=0),
         "duplicated canaries": dup,
-        "60,000 rows": canary_table(60_000, seed=1),
         "label not a class": good.assign(y=7),
         "infinite feature": good.assign(x1=np.where(np.arange(len(good)) == 5, np.inf, good["x1"])),
     }
     if full:
+        out["50,001 rows"] = canary_table(50_001, seed=1)
         out["1,000,000 rows"] = canary_table(1_000_000, seed=2)
     return out
 
@@ -792,7 +792,7 @@ def _subprocess(argv: list[str], *, timeout_s: float, env: dict[str, str | None]
     with open(stdout or os.devnull, "wb") as sink:
         try:
             proc = subprocess.run([sys.executable, "-m", "audit_core", *argv], cwd=root, env=full_env, stdout=sink,
-                                  stderr=subprocess.PIPE, timeout=timeout_s, check=False)  # fmt: skip
+                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=timeout_s, check=False)  # fmt: skip
         except subprocess.TimeoutExpired as exc:
             return None, (exc.stderr or b"").decode("utf-8", "replace"), ""
     return proc.returncode, proc.stderr.decode("utf-8", "replace"), ""
@@ -810,6 +810,24 @@ def run_case(case: Case, folder: Path, *, in_process: bool) -> Verdict:
     start = time.perf_counter()
     status, stderr, crash = runner(argv, timeout_s=case.timeout_s, env=dict(case.env), stdout=case.stdout)
     return _judge(case, status, stderr, outputs, folder / MARKER_NAME, time.perf_counter() - start, crash)
+
+
+def parquet_dictionary_bomb(rows: int = 2000, cell: int = 1_000_000) -> bytes:
+    """A Parquet file of a few KB whose text column repeats two ``cell``-character strings ``rows`` times (2 GB
+    decoded at the defaults), beside a numeric column."""
+    import pyarrow as pa
+
+    words = pa.array(["x" * cell, "y" * cell])
+    column = pa.DictionaryArray.from_arrays(pa.array(np.arange(rows) % 2, type=pa.int32()), words)
+    return _parquet(pa.table({"city": column, "age": pa.array(np.arange(rows))}))
+
+
+def parquet_cell_bomb(rows: int = 60_000_000) -> bytes:
+    """A Parquet file of under a MB declaring ``rows`` rows of two int8 columns of zeros (run-length encoded)."""
+    import pyarrow as pa
+
+    zeros = pa.array(np.zeros(rows, dtype=np.int8))
+    return _parquet(pa.table({"age": zeros, "hours": zeros}))
 
 
 def _write(folder: Path, name: str, data: bytes) -> str:
@@ -856,22 +874,29 @@ def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
     lines = good["train"].read_text().splitlines()
     lines[5] = '"' + lines[5]
     unterminated = _write(f, "unterminated.csv", ("\n".join(lines) + "\n").encode())
-    add("tabular: a valid run", *tab, expect=ANY)
+    add("tabular: a valid run", *tab, expect=ANY, fast=False)
     add("tabular: an unterminated CSV quote", *tab[:2], unterminated, *tab[3:])
     add("tabular: --groups a missing column", *tab, "--groups", "no_such_column")
     add("tabular: --groups with a newline in its name", *tab, "--groups", "a\nb")
     add("tabular: --fail-on a bad level", *tab, "--fail-on", "medium")
-    add("tabular: --json /dev/full", *tab, "--json", "/dev/full", outputs=False)
-    add("tabular: --html /dev/full after --json", *tab, "--json", str(f / "first.json"), "--html", "/dev/full", outputs=False)
-    add("tabular: --records /dev/full", *tab, "--records", "/dev/full", outputs=False)
-    add("tabular: --json into /proc", *tab, "--json", "/proc/self/status", outputs=False)
     add("tabular: an input from /proc", *tab, "--auxiliary", "/proc/self/environ")
     add("tabular: an input from /dev/zero", *tab, "--auxiliary", "/dev/zero")
+    add("tabular: --pdf without Chromium", *tab, "--pdf", str(f / "r.pdf"), env=(("PATH", str(Path(sys.executable).parent)),))
+    scores = f / "scores.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"score": rng.normal(size=200), "is_member": rng.integers(0, 2, 200)}).to_csv(scores, index=False)
+    score = ("scores", "--scores", str(scores))
+    add("scores: a valid run", *score, expect=ANY)
+    add("scores: --json /dev/full", *score, "--json", "/dev/full", outputs=False)
+    add("scores: --records /dev/full", *score, "--records", "/dev/full", outputs=False)
+    add("scores: --html /dev/full after --json", *score, "--json", str(f / "first.json"), "--html", "/dev/full", outputs=False)
+    add("tabular: --html /dev/full after --json", *tab, "--json", str(f / "first.json"), "--html", "/dev/full", outputs=False,
+        fast=False)  # fmt: skip
+    add("scores: --json into /proc", *score, "--json", "/proc/self/status", outputs=False)
     os.mkfifo(f / "nobody_reads")
-    add("tabular: --json a FIFO nobody reads", *tab, "--json", str(f / "nobody_reads"), outputs=False)
-    add("tabular: --pdf without Chromium", *tab, "--pdf", str(f / "r.pdf"),
-        env=(("PATH", str(Path(sys.executable).parent)),))  # fmt: skip
-    add("tabular: stdout is /dev/full", *tab, stdout="/dev/full")
+    add("scores: --json a FIFO nobody reads", *score, "--json", str(f / "nobody_reads"), outputs=False)
+    add("scores: stdout is /dev/full", *score, stdout="/dev/full")
+    add("scores: --fail-on with a refusal", "scores", "--scores", str(unterminated), "--fail-on", "elevated")
     add("tabular: --scheduler where a silent server listens", *tab, "--scheduler", _silent_server())
     add("tabular: --scheduler inproc://", *tab, "--scheduler", "inproc://x")
 
@@ -903,11 +928,21 @@ def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
         add("lira: --groups on 100,000 distinct values", "lira", "--data", str(f / "lira_100k.csv"), "--target", "y",
             "--groups", "id", expect=ANY, timeout_s=900)  # fmt: skip
 
-    scores = f / "scores.csv"
-    rng = np.random.default_rng(0)
-    pd.DataFrame({"score": rng.normal(size=200), "is_member": rng.integers(0, 2, 200)}).to_csv(scores, index=False)
-    add("scores: a valid run", "scores", "--scores", str(scores), expect=ANY)
-    add("scores: --fail-on with a refusal", "scores", "--scores", str(unterminated), "--fail-on", "elevated")
+    os.mkfifo(f / "fifo_input")
+    fifo = str(f / "fifo_input")
+    add("tabular: a FIFO as the training table", *tab[:2], fifo, *tab[3:])
+    add("lira: a FIFO as the table", "lira", "--data", fifo, "--target", "y")
+    add("scores: a FIFO as the score file", "scores", "--scores", fifo)
+    add("fabrication: a FIFO as the images", "fabrication", "--images", fifo)
+    add("tabular: a Parquet dictionary bomb (1 MB cells x 2,000 rows)", *tab[:2], _write(f, "dict_bomb.parquet",
+        parquet_dictionary_bomb()), *tab[3:])  # fmt: skip
+    if full:
+        add("tabular: a Parquet of 1.2 x 10^8 run-length cells", *tab[:2], _write(f, "cells.parquet", parquet_cell_bomb()),
+            *tab[3:])  # fmt: skip
+    odd = good_frame(60).rename(columns={"city": "ci\u2028ty\x1b[31m"})
+    odd.to_csv(f / "odd_names.csv", index=False)
+    add("tabular: a column name with U+2028 and an escape sequence", *tab[:2], str(f / "odd_names.csv"), *tab[3:])
+
     add("generate: --out /dev/full", "generate", "--train", str(good["train"]), "--generator", "bootstrap", "--out",
         "/dev/full", outputs=False, fast=False)  # fmt: skip
     add("generate: --out a folder", "generate", "--train", str(good["train"]), "--generator", "bootstrap", "--out", str(f),
@@ -960,6 +995,8 @@ def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
         path = f / f"canaries_{''.join(c if c.isalnum() else '_' for c in name)}.csv"
         table.to_csv(path, index=False)
         add(f"dp-audit-model: canaries {name}", *dp, "--canaries-file", str(path), fast="rows" not in name)
+    add("dp-audit-model: a FIFO as the canary file", *dp, "--canaries-file", fifo)
+    add("model: a FIFO as the model", "model", "--model", fifo, *model_tables)
     add("dp-audit-model: a pickle as the model", "dp-audit-model", "--model", _write(f, "m.pkl", payload_pickle(folder)),
         "--canaries-file", str(canary_good), "--target", "y", "--epsilon", "1")  # fmt: skip
 
