@@ -38,6 +38,9 @@ class Request:
 
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+_AUTOLINK = re.compile(r"(?i)(\\:|www)(/|\\\.)")
+"""Where a bare address starts once escaped (``https\\://``, ``www\\.``): a word joiner goes in, so that no URL of an
+upload's choosing becomes a link."""
 
 
 def show_input_error(exc: Exception) -> None:
@@ -46,7 +49,9 @@ def show_input_error(exc: Exception) -> None:
     The sentence quotes what it was given (a column name, a CSV row, a model's own error text), so it is shown
     as text: markdown, HTML and ``$...$`` math in it are escaped, never rendered (no link or image of an upload's
     choosing on the page)."""
-    st.error(_MARKDOWN.sub(r"\\\1", one_line(str(exc))), icon="🚫")
+    text = _MARKDOWN.sub(r"\\\1", one_line(str(exc)))
+    text = _AUTOLINK.sub("\\1\u2060\\2", text)  # no bare URL turned into a link
+    st.error(text, icon="🚫")
 
 
 def load_input(audit: Audit[Any, Any], name: str, source: bytes | str | Path, filename: str, *, upload: bool) -> Any:
