@@ -22,7 +22,7 @@ from audit_core.common.decision import FAIL_ON_EXIT, LEVELS
 from audit_core.common.errors import InputError, one_line
 from audit_core.common.limits import SEED, Bound
 from audit_core.common.outputs import check_inputs, check_outputs, csv_text, write_output, write_outputs
-from audit_core.common.report import Report, to_json_text
+from audit_core.common.report import REPORT_RECORDS, Report, to_json_text
 from audit_core.contract import Audit, Knob
 
 __all__ = ["build_parser", "check_arguments", "main"]
@@ -42,7 +42,9 @@ def _rendered_outputs(args: argparse.Namespace, outcome: Any) -> list[tuple[str,
         files.append(("--records", args.records, csv_text(outcome.records())))
     if getattr(args, "scores_out", None):  # lira: every model's score on every record and the keep-matrix
         files.append(("--scores-out", args.scores_out, outcome.value.scores_parquet()))
-    report: Report | None = outcome.report() if getattr(args, "html", None) or getattr(args, "pdf", None) else None
+    full = getattr(args, "report_records", "redacted") == "full"
+    report: Report | None = (outcome.report(full_records=full) if getattr(args, "html", None) or getattr(args, "pdf", None)
+                             else None)  # fmt: skip
     if report is not None and args.html:
         files.append(("--html", args.html, report.to_html()))
     if report is not None and args.pdf:
@@ -240,10 +242,16 @@ def _add_audit(sub: Any, audit: Audit) -> None:
     p.add_argument("--seed", type=int, default=0)
     if audit.decision is not None:
         p.add_argument("--fail-on", dest="fail_on", choices=LEVELS[1:], help=f"exit {FAIL_ON_EXIT} (after writing every "
-                       "output) when the release decision is at this level or worse: for release pipelines")  # fmt: skip
+                       "output) when the decision is at this level or worse (low < inconclusive < elevated < high; "
+                       "inconclusive: the data could not measure the risk): for release pipelines")  # fmt: skip
     p.bounds = {name: k.bound for name, k in audit.settings.knobs().items() if k.bound is not None} | {"seed": SEED}
     for output in audit.outputs:
         p.add_argument(f"--{output}", required=output == "out", help=_OUTPUT_HELP[output])
+    if audit.report is not None and audit.report_records:
+        p.add_argument("--report-records", dest="report_records", choices=REPORT_RECORDS, default=REPORT_RECORDS[0],
+                       help="the most exposed people's records in the --html / --pdf report: redacted (row ids and the "
+                       "columns that make them exposed; the default) or full (the report is then personal data, and "
+                       "says so)")  # fmt: skip
     p.set_defaults(handler=partial(_cmd_audit, audit), audit=audit)
 
 

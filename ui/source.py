@@ -45,7 +45,8 @@ def sample_or_upload(
         if source == sample_label:
             root = Path(__file__).resolve().parents[1]
             return Source(load_table(sample, sample.name, upload=False), sample.name, str(sample.relative_to(root)), autorun)
-        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key=upload_key)
+        # any file type: a wrong one (a .png) gets a sentence from read_table, not only a red file chip
+        upload = st.file_uploader("CSV or Parquet", type=None, key=upload_key)
         if upload is None:
             st.info(empty_help)
             return Source(None, None, None, autorun)

@@ -22,8 +22,8 @@ from audit_core.dp.figures import (
 )
 from audit_core.registry import REGISTRY, TOOLS
 from ui import state
-from ui.cards import metric_card
-from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.cards import CHART, metric_card, show_table
+from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result
@@ -43,6 +43,8 @@ KEY = state.DpClaim.UPLOADED
 DP_MODEL = TOOLS["dp-audit-model"]
 DpModelSettings = DP_MODEL.settings
 TRAIN_HERE = "Train here with DP-SGD"
+_DP_TERMS = ("differential privacy DP-SGD canary delta accountant ceiling epsilon lower bound one-run test guesses "
+             "member non-member")
 UPLOADED_MODE = "Audit an uploaded model with its canary file"
 
 
@@ -52,7 +54,7 @@ def _uploads() -> tuple[dict[str, Any], dict[str, str]]:
     left, right = st.columns(2)
     model = left.file_uploader("Model (.onnx, .skops)", type=["onnx", "skops", "pkl", "pickle", "joblib"],
                                key=KEY + ".model")  # fmt: skip
-    canaries = right.file_uploader("Canary file (CSV or Parquet)", type=["csv", "parquet"], key=KEY + ".canaries")
+    canaries = right.file_uploader("Canary file (CSV or Parquet)", type=None, key=KEY + ".canaries")
     data: dict[str, Any] = {}
     paths: dict[str, str] = {}
     try:
@@ -113,16 +115,17 @@ def _show_uploaded(outcome) -> None:
         model = result.model
         metric_card("canaries included", f"{int(result.canaries.included.sum()):,} of {result.canaries.m:,}",
                     help=f"Model {model['file']}: {model['description']}; sha256 {model['sha256']}.")  # fmt: skip
-    st.plotly_chart(uploaded_epsilon_figure(result), width="stretch")
-    st.plotly_chart(uploaded_score_figure(result), width="stretch")
+    st.plotly_chart(uploaded_epsilon_figure(result), width="stretch", config=CHART)
+    st.plotly_chart(uploaded_score_figure(result), width="stretch", config=CHART)
     with st.expander("Every number of guesses r (each tested at 5 % / grid size)"):
-        st.dataframe(uploaded_guesses_table(result), hide_index=True, width="stretch")
+        show_table(uploaded_guesses_table(result))
     assumption_caption()
     st.subheader("Downloads")
     outcome_downloads(outcome, key=KEY + ".downloads")
-    remember_result(UPLOADED_PAGE, f"{outcome.inputs.name('model')}: claim epsilon {result.epsilon:g}, "
-                    + ("disproved." if result.disproved else "not disproved."),
-                    {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"})  # fmt: skip
+    remember_result(UPLOADED_PAGE, f"{outcome.inputs.name('model')}: claim epsilon {result.epsilon:g}",
+                    {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"},
+                    decision=outcome.decision())  # fmt: skip
+    glossary_expander(outcome.verdict(), _DP_TERMS)
 
 
 def _uploaded_mode() -> None:
@@ -209,21 +212,23 @@ with cols[4]:
     metric_card("without DP: epsilon ≥", f"{result.non_dp.bound.epsilon:.2f}",
                 help="The same model, the same canaries, trained without clipping or noise.")  # fmt: skip
 
-st.plotly_chart(epsilon_figure(result), width="stretch")
+st.plotly_chart(epsilon_figure(result), width="stretch", config=CHART)
 left, right = st.columns(2)
-left.plotly_chart(score_figure(result, which="dp"), width="stretch")
-right.plotly_chart(score_figure(result, which="non_dp"), width="stretch")
+left.plotly_chart(score_figure(result, which="dp"), width="stretch", config=CHART)
+right.plotly_chart(score_figure(result, which="non_dp"), width="stretch", config=CHART)
 st.markdown("**Both models**")
-st.dataframe(summary_table(result), hide_index=True, width="stretch")
+show_table(summary_table(result))
 with st.expander("Every number of guesses r (each tested at 5 % / grid size)"):
-    st.dataframe(guesses_table(result), hide_index=True, width="stretch")
+    show_table(guesses_table(result))
 
 st.subheader("Downloads")
 outcome_downloads(outcome, key="dp_claim.downloads")
 
 remember_result(
     PAGE,
-    f"{outcome.inputs.name('data')}: claim epsilon {result.epsilon:g}, "
-    + ("disproved." if result.disproved else "not disproved."),
-    {"epsilon ≥": f"{b.epsilon:.2f}", "ceiling": f"{result.ceiling:.2f}"},
+    f"{outcome.inputs.name('data')}: claim epsilon {result.epsilon:g}",
+    {"epsilon ≥": f"{b.epsilon:.2f}", "without DP: epsilon ≥": f"{result.non_dp.bound.epsilon:.2f}",
+     "ceiling": f"{result.ceiling:.2f}"},
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), _DP_TERMS)

@@ -18,7 +18,7 @@ from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
 from audit_core.common.table_files import MISSING_TOKENS, check_unique_names
 
-__all__ = ["AlignedTables", "align_tables", "refuse_infinite"]
+__all__ = ["AlignedTables", "align_tables", "check_shared_columns", "refuse_infinite"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,18 @@ def _check_columns(frame: Any, *, name: str, used: Sequence[str], known: set[str
             f"Table '{name}' " + " and ".join(parts) + f" compared with table '{reference}'; "
             "all tables need the same columns (rename them, or ignore the extra ones)."
         )
+
+
+def check_shared_columns(frames: Mapping[str, pd.DataFrame], *, types: ColumnTypes) -> None:
+    """Refuse tables that do not share the compared columns of ``types`` (the first table is the reference).
+
+    The cheap first check of :func:`align_tables` alone, for a page to run as soon as the tables are
+    uploaded (before the audit is asked for).
+    """
+    names = list(frames)
+    used = list(types.columns)
+    for name in names:
+        _check_columns(frames[name], name=name, used=used, known=set(used) | set(types.ignored), reference=names[0])
 
 
 def _check_row_counts(frames: Mapping[str, pd.DataFrame], min_rows: Mapping[str, int] | None) -> None:

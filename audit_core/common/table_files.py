@@ -11,6 +11,7 @@ tables checked against each other: :mod:`audit_core.common.alignment`.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import stat
@@ -24,6 +25,8 @@ from audit_core.common.errors import InputError
 from audit_core.common.limits import TABLE_COLUMNS
 
 __all__ = [
+    "FILE_SHA256",
+    "FILE_SIZE",
     "MAX_PARQUET_CELLS",
     "MAX_PARQUET_TEXT_MB",
     "MAX_UPLOAD_MB",
@@ -33,12 +36,17 @@ __all__ = [
     "shortened",
 ]
 
+FILE_SHA256 = "file_sha256"
+"""Key in a read table's ``attrs``: the SHA-256 of the file's bytes as given (the reports print it beside the file name)."""
+FILE_SIZE = "file_size"
+"""Key in a read table's ``attrs``: the file's size in bytes."""
+
 MAX_UPLOAD_MB = 200
+"""Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
 MAX_PARQUET_CELLS = 100_000_000
 """Most cells (rows x columns) a Parquet table may declare: about what a 200 MB CSV can hold."""
 MAX_PARQUET_TEXT_MB = 4 * MAX_UPLOAD_MB
 """Most text a Parquet table may decode to, in MiB (dictionary pages can repeat one long string without end)."""
-"""Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
 
 MISSING_TOKENS: tuple[str, ...] = (
     "",
@@ -447,4 +455,7 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     if len(frame) == 0:
         raise InputError(f"Table '{name}' has column names but no rows; upload a file with data rows.")
     frame.columns = [str(c) for c in frame.columns]
-    return frame.reset_index(drop=True)
+    frame = frame.reset_index(drop=True)
+    frame.attrs[FILE_SHA256] = hashlib.sha256(data).hexdigest()  # the file as given: what `sha256sum FILE` prints
+    frame.attrs[FILE_SIZE] = len(data)
+    return frame

@@ -22,6 +22,7 @@ from audit_core.dp.figures import (
 __all__ = [
     "ASSUMPTION",
     "LIMITS",
+    "RULES",
     "build_report",
     "build_uploaded_report",
     "decision",
@@ -74,13 +75,32 @@ def verdict(result: DpAuditResult) -> str:
     return " ".join([head, said, _ceiling_sentence(result), contrast])
 
 
+RULES: tuple[str, ...] = (
+    "Disproved (high) when the audited epsilon lower bound (95 % confidence) exceeds the claimed epsilon.",
+    "Not disproved, but less private than its accountant says (elevated) when the bound exceeds the accountant's "
+    "epsilon but not the claim.",
+    "This run could not tell (inconclusive) when the same model trained without DP is not disproved either (its "
+    "bound does not exceed the claim), or when the claim is at or above the ceiling, the most these canaries can show: "
+    "a broken DP implementation would have passed too.",
+    "Not disproved (low) otherwise: no proof of the claim, only no evidence against it.",
+)
+"""The cut-offs behind the DP claim check's decision (shown under "Why" and in the report)."""
+
+_MORE_POWER = ("Give the audit more power, until the model trained without DP is disproved: mislabelled canaries "
+               "(--canary-kind mislabelled), an MLP, more epochs or more canaries (a higher ceiling); only then does a "
+               "DP model that passes mean something.")  # fmt: skip
+
+
 def decision(result: DpAuditResult) -> Decision:
-    """High when the audited bound exceeds the claimed epsilon (the claim is disproved), low otherwise.
+    """Disproved (high) when the audited bound exceeds the claimed epsilon; this run could not tell (inconclusive)
+    when the model trained without DP is not disproved either, or the claim is above the ceiling; not disproved (low)
+    otherwise, which is no proof.
 
     Elevated when the bound exceeds the accountant's epsilon but not the claim (the run is less
-    private than its own accounting says). A low decision says that it is no proof, and the ceiling.
+    private than its own accounting says).
     """
     b, said = result.dp.bound.epsilon, _bound_sentence(result.dp.bound)
+    plain = result.non_dp.bound.epsilon
     step = "Do not rely on the DP claim: check the DP-SGD implementation (clipping, noise, sampling) and its accounting."
     findings = []
     if result.disproved:
@@ -89,12 +109,22 @@ def decision(result: DpAuditResult) -> Decision:
     elif b > result.accountant_epsilon:
         findings.append(Finding("elevated", f"The run is less private than its accountant says: {said}, above the "
                                 f"accountant's {result.accountant_epsilon:.2f}.", step))  # fmt: skip
+    elif result.ceiling <= result.epsilon:
+        findings.append(Finding("inconclusive", f"This run could not tell: {_ceiling_sentence(result)}",
+                                "Use more canaries (a higher ceiling) or test a smaller claimed epsilon."))  # fmt: skip
+    elif plain <= result.epsilon:
+        findings.append(Finding("inconclusive", f"This run could not tell DP from no DP: the same model trained without "
+                                f"DP gives only epsilon >= {plain:.2f} on the same canaries, not above the claimed "
+                                f"{result.epsilon:g}, so a model without any privacy would have passed this audit "
+                                f"too ({said}).", _MORE_POWER))  # fmt: skip
     else:
         findings.append(Finding("low", f"The audit does not disprove the claim: {said}. {NOT_A_PROOF} "
                                 + _ceiling_sentence(result)))  # fmt: skip
-    findings.append(Finding("low", f"Without DP the same model gives epsilon >= {result.non_dp.bound.epsilon:.2f} on "
-                            "the same canaries."))  # fmt: skip
-    return decide(findings, low=_not_exceeded(result, b))
+    if "DP from no DP" not in findings[0].reason:  # the contrast, unless the finding above is about it
+        findings.append(Finding("low", f"Without DP the same model gives epsilon >= {plain:.2f} on the same "
+                                "canaries" + (f", above the claimed {result.epsilon:g}: the audit can tell a model "
+                                "without DP." if plain > result.epsilon else ".")))  # fmt: skip
+    return decide(findings, low=_not_exceeded(result, b), kind="dp_claim", rules=RULES)
 
 
 LIMITS = [
@@ -149,18 +179,31 @@ def uploaded_verdict(result: UploadedDpResult) -> str:
     return " ".join([_uploaded_head(result), said, _ceiling_sentence(result), ASSUMPTION])
 
 
+_UPLOADED_RULES = (
+    RULES[0],
+    "This run could not tell (inconclusive) when the claim is at or above the ceiling, the most these canaries can "
+    "show.",
+    RULES[3],
+)
+
+
 def uploaded_decision(result: UploadedDpResult) -> Decision:
-    """High when the canaries prove more than the claimed epsilon (the claim is disproved), low otherwise (no proof)."""
+    """High when the canaries prove more than the claimed epsilon (the claim is disproved); inconclusive when the claim
+    is at or above the ceiling (nothing could disprove it); low otherwise (no proof)."""
     bound = _bound_sentence(result.bound, run=_UPLOADED_RUN)
     if result.disproved:
         finding = Finding("high", f"The DP claim is disproved: {bound}, above the claimed epsilon {result.epsilon:g}.",
                           "Do not rely on the DP claim: check the training's clipping, noise, sampling and accounting, "
                           "and that the canaries were included as the file says.")  # fmt: skip
+    elif result.ceiling <= result.epsilon:
+        finding = Finding("inconclusive", f"This run could not tell: {_ceiling_sentence(result)}",
+                          "Train with more canaries (a higher ceiling), or test a smaller claimed epsilon.")  # fmt: skip
     else:
         finding = Finding("low", f"The audit does not disprove the claim: {bound}. {NOT_A_PROOF} "
                           + _ceiling_sentence(result))  # fmt: skip
     notes = [Finding("low", n) for n in result.canaries.notes]
-    return decide([finding, Finding("low", ASSUMPTION), *notes], low=_not_exceeded(result, result.bound.epsilon))
+    return decide([finding, Finding("low", ASSUMPTION), *notes], low=_not_exceeded(result, result.bound.epsilon),
+                  kind="dp_claim", rules=_UPLOADED_RULES)
 
 
 _UPLOADED_LIMITS = [

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from audit_core.common.display import readable
 from audit_core.model.audit import ModelAudit
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
 
-__all__ = ["epsilon_table", "fidelity_table", "log_roc", "rmia_table", "tpr_table"]
+__all__ = ["epsilon_table", "exposed_table", "fidelity_table", "log_roc", "rmia_table", "tpr_table"]
 
 
 def log_roc(audit: ModelAudit) -> go.Figure:
@@ -32,9 +33,20 @@ def fidelity_table(audit: ModelAudit) -> pd.DataFrame:
 
 
 def rmia_table(audit: ModelAudit) -> pd.DataFrame:
-    """RMIA with the first 1, 2, 4, ... reference models: how much each added model buys."""
-    return pd.DataFrame(
-        [{"reference models": int(k), "auc": v["auc"], "tpr at 1 % fpr": v["tpr_at_fpr"]["0.01"]["tpr"],
+    """RMIA with the first 1, 2, 4, ... reference models: how much each added model buys (for readers)."""
+    frame = pd.DataFrame(
+        [{"reference models": int(k), "auc": v["auc"], "tpr": v["tpr_at_fpr"]["0.01"]["tpr"],
           "ci_low": v["tpr_at_fpr"]["0.01"]["ci_low"], "ci_high": v["tpr_at_fpr"]["0.01"]["ci_high"]}
          for k, v in audit.rmia_by_k.items()]
-    )
+    )  # fmt: skip
+    return readable(frame, labels={"tpr": "TPR at 1 % FPR"}, intervals={"95 % interval": ("ci_low", "ci_high")})
+
+
+def exposed_table(audit: ModelAudit) -> pd.DataFrame:
+    """The most exposed members for readers: row, the best attack's score and the share of non-members it outranks,
+    then their values (the page; the report prints them redacted unless asked)."""
+    columns = [str(c) for c in audit.exposed.columns]
+    labels = {c: f"{c.removesuffix('_score')} score" for c in columns if c.endswith("_score")}
+    labels |= {c: f"non-members scoring as high ({c.removesuffix('_fpr')})" for c in columns if c.endswith("_fpr")}
+    return readable(audit.exposed, labels=labels | {"label": "label (as trained)"},
+                    percent=[c for c in columns if c.endswith("_fpr")])  # fmt: skip

@@ -128,6 +128,7 @@ MODEL = Audit(
     notes=lambda outcome: [f"warning: {w}" for w in outcome.value.warnings],
     records=lambda outcome: outcome.value.records,
     outputs=("json", "html", "pdf", "records"),
+    report_records=True,
     page="views/own_model.py",
     section="Trained models",
 )

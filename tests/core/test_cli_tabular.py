@@ -62,7 +62,7 @@ def test_leaky_sample_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert summary["overlaps"]["train_in_synthetic"]["rows"] == 205
     assert {"holdout_in_train", "auxiliary_in_train", "auxiliary_in_synthetic"} <= set(summary["overlaps"])
     out = capsys.readouterr().out
-    assert "UNSAFE to release as it is: 205 of the 2,000 training rows appear verbatim" in out
+    assert "UNSAFE to release as it is: 205 of the 2,000 training rows (10.2 %) appear verbatim" in out
     assert "verbatim copies 205 of 2000 training rows" in out.splitlines()[0]
 
 
@@ -181,7 +181,9 @@ def test_fail_on_gates_a_pipeline_on_the_verdict(tmp_path: Path, capsys, synthet
             "--html", str(html), "--fail-on", fail_on]  # fmt: skip
     assert main(argv) == status
     verdict = json.loads(js.read_text())["verdict"]
-    assert set(verdict) == {"level", "headline", "reasons", "next_steps"}
+    assert set(verdict) >= {"level", "headline", "reasons", "next_steps"}  # keys are added, never renamed
+    assert verdict["kind"] == "release"
+    assert verdict["rules"]
     assert verdict["level"] == ("high" if synthetic == "synthetic_leaky" else "low")
     assert html.exists()
     assert "Release decision" in html.read_text()

@@ -54,9 +54,31 @@ def test_json_contract_and_decision(runs):
     assert 0 < j["ceiling"] < 5  # 400 canaries cannot prove much
     assert {"accountant_epsilon", "train_accuracy", "test_accuracy"} <= set(j)
     d = DP_AUDIT.decision(r)
-    assert d.level == "low"
-    assert "does not prove" in " ".join(d.reasons)
-    assert f"{r.ceiling:.2f}" in d.headline
+    assert d.kind == "dp_claim"
+    if r.non_dp.bound.epsilon > r.epsilon:  # the audit can tell a model without DP: the claim is not disproved
+        assert d.level == "low"
+        assert "does not prove" in " ".join(d.reasons)
+        assert f"{r.ceiling:.2f}" in d.headline
+    else:  # the model without DP passes too: this run could not tell
+        assert d.level == "inconclusive"
+        assert d.title == "DP claim: THIS RUN COULD NOT TELL"
+        assert "could not tell DP from no DP" in d.headline
+
+
+def test_a_run_whose_no_dp_model_passes_too_could_not_tell(runs):
+    # the same run read against a claim above what the model without DP shows: it cannot tell DP from no DP
+    from dataclasses import replace
+
+    r = runs[0]
+    weak = replace(r, epsilon=max(r.non_dp.bound.epsilon, r.accountant_epsilon) + 0.5)
+    assert not weak.disproved
+    d = DP_AUDIT.decision(weak)
+    assert d.level == "inconclusive"
+    assert d.reaches("inconclusive")
+    assert not d.reaches("elevated")
+    assert "--canary-kind mislabelled" in d.next_steps[0]
+    strong = replace(r, epsilon=r.non_dp.bound.epsilon / 2, accountant_epsilon=r.non_dp.bound.epsilon / 2)
+    assert DP_AUDIT.decision(strong).level in ("low", "elevated", "high")  # the model without DP would be disproved
 
 
 def test_a_leaky_claim_is_disproved(runs):

@@ -75,7 +75,8 @@ def test_same_family_on_disjoint_data_is_at_chance(tmp_path):
     for a in r.attacks.values():
         assert abs(a.auc - 0.5) < 0.08, (a.name, a.auc)  # sd of an AUC at chance here is about 0.03
         assert a.tpr_at_fpr["0.01"].ci_low <= 0.03
-    assert decision(r).level == "low"
+    measurable = all(a.tpr_at_fpr["0.01"].supported for a in r.attacks.values())
+    assert decision(r).level == ("low" if measurable else "inconclusive")  # at chance: never a finding
 
 
 def test_fidelity_check_fails_for_a_family_that_cannot_overfit(german, tables):

@@ -71,7 +71,7 @@ def test_training_table_released_as_synthetic_is_unsafe_with_the_count(parts) ->
     audit = audit_synthetic(parts["train"], parts["holdout"], parts["train"], parts["aux"])
     text = verdict(audit)
     assert risk_level(audit) == "high"
-    assert text.startswith("UNSAFE to release as it is: 1,200 of the 1,200 training rows appear verbatim")
+    assert text.startswith("UNSAFE to release as it is: 1,200 of the 1,200 training rows (100.0 %) appear verbatim")
     test = audit.to_json()["exact_copies"]
     assert test["train_copies"] == 1200
     assert test["holdout_copies"] == 0
@@ -123,7 +123,7 @@ def test_a_few_verbatim_copies_make_the_verdict_unsafe_with_the_count(parts, k: 
     assert audit.copy_test.holdout_copies == 0
     assert audit.copy_test.excess
     assert risk_level(audit) == "high"
-    assert verdict(audit).startswith(f"UNSAFE to release as it is: {k} of the 1,200 training rows appear verbatim")
+    assert verdict(audit).startswith(f"UNSAFE to release as it is: {k} of the 1,200 training rows (")
     assert "Fisher exact test" in verdict(audit)
 
 
