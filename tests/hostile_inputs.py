@@ -349,6 +349,7 @@ def hostile_onnx(folder: Path) -> dict[str, bytes]:
                                  [numpy_helper.from_array(np.ones(3, np.float32), "w")],
                                  outputs=[helper.make_tensor_value_info("logits", TensorProto.FLOAT, [None])]),
         "three classes": matmul_onnx(np.ones((3, 3))),
+        "20,000 classes": matmul_onnx(np.ones((3, 20_000))),
         "schema mismatch": matmul_onnx(np.ones((5, 2))),
         "infinite loop": onnx_model(loop, [numpy_helper.from_array(np.array(2**62, dtype=np.int64), "M"), cond, *slices]),
         "memory bomb": onnx_model(bomb, [numpy_helper.from_array(np.array([10**6, 10**6], dtype=np.int64), "S"),

@@ -66,6 +66,10 @@ _FORMATS = ("onnx", "skops")
 _FIRST_ROWS = 64
 """Records an ONNX model scores first, within :data:`~audit_core.common.limits.MODEL_FIRST_SECONDS`, before it gets
 all of them (within a time scaled from that first run)."""
+_CHUNK_ROWS = 4096
+"""Records an ONNX model scores in one run (outputs and intermediate tensors grow with it)."""
+_MAX_OUTPUT_COLUMNS = 10_000
+"""Most scores per record an ONNX model may give (a table's label column has far fewer classes)."""
 _MAX_ARCHIVE_MB = 4 * MAX_MODEL_MB
 """Most a skops archive may inflate to, in MiB, as its zip directory declares."""
 _MAX_SCHEMA_MB = 64
@@ -384,8 +388,10 @@ def _load_onnx(data: bytes, name: str) -> TargetModel:
 
 def _run_bounded(session: Any, output: str, feeds: dict[str, np.ndarray], name: str) -> Any:
     """``session.run`` on the first :data:`_FIRST_ROWS` records within :data:`~audit_core.common.limits.MODEL_FIRST_SECONDS`,
-    then on all of them within ten times the time that took for each record (and a minute more): a graph that loops
-    (a Loop of 2^62 turns) is stopped through onnxruntime's ``RunOptions.terminate``, and is one sentence."""
+    then on all of them, :data:`_CHUNK_ROWS` at a time (memory bounded by the chunk, not the table), each within ten
+    times the time per record of the first run (and a minute more): a graph that loops (a Loop of 2^62 turns) is
+    stopped through onnxruntime's ``RunOptions.terminate``, and an output of more than :data:`_MAX_OUTPUT_COLUMNS`
+    scores per record is refused after the first run; each is one sentence."""
     import threading
     import time
 
@@ -411,10 +417,18 @@ def _run_bounded(session: Any, output: str, feeds: dict[str, np.ndarray], name: 
 
     start = time.perf_counter()
     first = run({k: v[:_FIRST_ROWS] for k, v in feeds.items()}, MODEL_FIRST_SECONDS)
+    width = len(first[0]) if isinstance(first, list) and first else (first.shape[-1] if getattr(first, "ndim", 0) == 2 else 1)
+    if width > _MAX_OUTPUT_COLUMNS:
+        raise InputError(f"Model '{name}' gives {width:,} scores per record; a classifier of a table's label column "
+                         f"gives one per class (at most {_MAX_OUTPUT_COLUMNS:,} are accepted).")  # fmt: skip
     if n <= _FIRST_ROWS:
         return first
     per_row = (time.perf_counter() - start) / min(n, _FIRST_ROWS)
-    return run(feeds, 60.0 + 10.0 * per_row * n)
+    parts = [run({k: v[i : i + _CHUNK_ROWS] for k, v in feeds.items()}, 60.0 + 10.0 * per_row * min(_CHUNK_ROWS, n - i))
+             for i in range(0, n, _CHUNK_ROWS)]  # fmt: skip
+    if isinstance(parts[0], list):  # ZipMap: a list of {label: probability} per record
+        return [row for part in parts for row in part]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _first_line(exc: BaseException) -> str:
