@@ -350,6 +350,9 @@ def hostile_onnx(folder: Path) -> dict[str, bytes]:
                                  outputs=[helper.make_tensor_value_info("logits", TensorProto.FLOAT, [None])]),
         "three classes": matmul_onnx(np.ones((3, 3))),
         "20,000 classes": matmul_onnx(np.ones((3, 20_000))),
+        "30,000 operators": onnx_model([helper.make_node("Relu", ["X" if i == 0 else f"t{i}"], [f"t{i + 1}"])
+                                        for i in range(30_000)] + [helper.make_node("MatMul", ["t30000", "W"], ["logits"])],
+                                       [numpy_helper.from_array(np.ones((3, 2), np.float32), "W")]),
         "schema mismatch": matmul_onnx(np.ones((5, 2))),
         "infinite loop": onnx_model(loop, [numpy_helper.from_array(np.array(2**62, dtype=np.int64), "M"), cond, *slices]),
         "memory bomb": onnx_model(bomb, [numpy_helper.from_array(np.array([10**6, 10**6], dtype=np.int64), "S"),
@@ -432,6 +435,8 @@ def hostile_skops(folder: Path, n_features: int = 3) -> dict[str, bytes]:
         "regressor": sio.dumps(LinearRegression().fit(X, y)),
         "forest (untrusted Tree)": sio.dumps(RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)),
         "pickle inside": _rebuilt_zip(good, lambda n, c: [(n, payload_pickle(folder) if n.endswith(".npy") else c)]),
+        "50,000 members": _rebuilt_zip(good, lambda n, c: [(n, c), *([(f"m{i}", b"") for i in range(50_000)]
+                                                                    if n == "schema.json" else [])]),
     }
 
 
@@ -468,7 +473,10 @@ def hostile_npz(folder: Path) -> dict[str, bytes]:
     arrays = image_arrays()
     objects = npz_with_members({"images.npy": npy_bytes(arrays["images"]),
                                 "labels.npy": b"\x93NUMPY\x01\x00" + _object_header() + payload_pickle(folder)})  # fmt: skip
-    return {"object arrays": objects, "zip bomb": zip_bomb_npz(2.0), "npy renamed": npy_bytes(arrays["images"])}
+    many = npz_with_members({"images.npy": npy_bytes(arrays["images"]), "labels.npy": npy_bytes(arrays["labels"]),
+                             **{f"m{i}.npy": b"" for i in range(20_000)}})  # fmt: skip
+    return {"object arrays": objects, "zip bomb": zip_bomb_npz(2.0), "npy renamed": npy_bytes(arrays["images"]),
+            "20,000 members": many}
 
 
 def _object_header() -> bytes:

@@ -23,6 +23,7 @@ import numpy as np
 
 from audit_core.common import limits
 from audit_core.common.errors import InputError
+from audit_core.common.model_files import MAX_ZIP_MEMBERS, zip_members
 from audit_core.fabrication.images import ImageData, split_roles, validate_images
 
 __all__ = ["load_npz", "load_npz_images", "load_png_folder", "png_folder_files"]
@@ -96,6 +97,13 @@ def _load_npz_arrays(source: str | Path | bytes | io.IOBase, keys: Sequence[str]
             )
         if not head.startswith(b"PK"):
             raise InputError("The file is not a NumPy .npz archive (a zip of .npy arrays); save it with np.savez.")
+        opened.seek(0, io.SEEK_END)
+        opened.seek(max(0, opened.tell() - 65_557))
+        declared = zip_members(opened.read())
+        opened.seek(0)
+        if declared is not None and declared > MAX_ZIP_MEMBERS:
+            raise InputError(f"The .npz file is a zip of {declared:,} members; it needs three arrays (at most "
+                             f"{MAX_ZIP_MEMBERS:,} members are accepted).")  # fmt: skip
         try:
             archive = zipfile.ZipFile(opened)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:

@@ -66,6 +66,9 @@ _FORMATS = ("onnx", "skops")
 _FIRST_ROWS = 64
 """Records an ONNX model scores first, within :data:`~audit_core.common.limits.MODEL_FIRST_SECONDS`, before it gets
 all of them (within a time scaled from that first run)."""
+_MAX_NODES = 20_000
+"""Most operators (and most stored tensors) an ONNX graph may have, subgraphs included: a scikit-learn forest is one
+TreeEnsemble operator, a torch ResNet a few hundred; onnxruntime takes 12 s to set up 50,000."""
 _CHUNK_ROWS = 4096
 """Records an ONNX model scores in one run (outputs and intermediate tensors grow with it)."""
 _MAX_OUTPUT_COLUMNS = 10_000
@@ -257,7 +260,14 @@ def _check_onnx(model: Any, name: str) -> None:
             f"Model '{name}' is neither an ONNX model nor a skops file (no graph could be read from it); "
             "export the model to ONNX or save it with skops."
         )
-    domains = {o.domain for o in model.opset_import} | {n.domain for n in _walk_graph(model.graph)}
+    nodes = list(_walk_graph(model.graph))
+    n_tensors = sum(1 for _ in _tensors(model))
+    if len(nodes) > _MAX_NODES or n_tensors > _MAX_NODES:
+        raise InputError(
+            f"Model '{name}' has {len(nodes):,} operators and {n_tensors:,} stored tensors; at most {_MAX_NODES:,} of "
+            "each are accepted (onnxruntime's set-up time grows faster than the graph); export a smaller graph."
+        )
+    domains = {o.domain for o in model.opset_import} | {n.domain for n in nodes}
     custom = sorted(d for d in domains if d not in _ALLOWED_DOMAINS)
     if custom or len(model.functions):
         what = ", ".join(repr(d) for d in custom) if custom else "model-local functions"
@@ -586,6 +596,12 @@ def _check_archive(data: bytes, name: str) -> None:
     """A zip is looked at before skops opens it: its members' names (none absolute or climbing out with ``..``, none
     twice), their declared sizes (at most :data:`_MAX_ARCHIVE_MB` in all, the schema at most :data:`_MAX_SCHEMA_MB`:
     a zip bomb is refused from its directory, never inflated), and no pickle inside (``torch.save`` writes one)."""
+    from audit_core.common.model_files import MAX_ZIP_MEMBERS, zip_members
+
+    declared = zip_members(data[-65_557:])
+    if declared is not None and declared > MAX_ZIP_MEMBERS:
+        raise InputError(f"Model '{name}' is a zip of {declared:,} members; a skops file has far fewer (at most "
+                         f"{MAX_ZIP_MEMBERS:,} are accepted).")  # fmt: skip
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
