@@ -41,10 +41,10 @@ def one_line(text: str, *, limit: int = 2000) -> str:
 
     A refusal quotes what it was given (a CSV row, a column name, a model's error text), and that
     can hold line breaks (``\\n``, ``\\r``, and the ones :meth:`str.splitlines` also splits on: form
-    feed, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028, U+2029) or terminal control sequences (``\\x1b[...``).
-    Newlines and carriage returns are shown as ``\\n`` / ``\\r``, a tab as a space, any other control or
-    separator character as its ``\\x..`` / ``\\u....`` escape; beyond ``limit`` characters the text is cut
-    with "...".
+    feed, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028, U+2029), terminal control sequences (``\\x1b[...``) or
+    invisible format characters (a right-to-left override, U+202E, that would show a name reversed). Newlines and
+    carriage returns are shown as ``\\n`` / ``\\r``, a tab as a space, any other control, format or separator
+    character as its ``\\x..`` / ``\\u....`` escape; beyond ``limit`` characters the text is cut with "...".
 
     >>> one_line("line 3 ('a,b\\nc') has 2 fields")
     "line 3 ('a,b\\\\nc') has 2 fields"
@@ -55,7 +55,7 @@ def one_line(text: str, *, limit: int = 2000) -> str:
     for ch in text.strip():
         if ch in _LINE_BREAKS:
             out.append(_LINE_BREAKS[ch])
-        elif unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
             out.append(ascii(ch)[1:-1])
         else:
             out.append(ch)
