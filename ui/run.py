@@ -37,10 +37,11 @@ class Request:
     seed: int
 
 
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-_AUTOLINK = re.compile(r"(?i)(\\:|www)(/|\\\.)")
-"""Where a bare address starts once escaped (``https\\://``, ``www\\.``): a word joiner goes in, so that no URL of an
-upload's choosing becomes a link."""
+_MARKDOWN = re.compile(r"([\\\[\]<>$])")
+"""What markdown would turn into a link, an image, HTML or a formula (``[..](..)``, ``<b>``, ``$x$``), escaped."""
+_AUTOLINK = re.compile(r"(?i)(:|www)(//|\.)")
+"""Where a bare address starts (``https://``, ``www.``; and after an ``@``): a word joiner goes in, so that it is not
+made a link."""
 
 
 def show_input_error(exc: Exception) -> None:
@@ -50,7 +51,7 @@ def show_input_error(exc: Exception) -> None:
     as text: markdown, HTML and ``$...$`` math in it are escaped, never rendered (no link or image of an upload's
     choosing on the page)."""
     text = _MARKDOWN.sub(r"\\\1", one_line(str(exc)))
-    text = _AUTOLINK.sub("\\1\u2060\\2", text)  # no bare URL turned into a link
+    text = _AUTOLINK.sub("\\1\u2060\\2", text).replace("@", "@\u2060")  # no bare URL or e-mail address made a link
     st.error(text, icon="🚫")
 
 
