@@ -956,6 +956,12 @@ def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
         "/dev/full", outputs=False, fast=False)  # fmt: skip
     add("generate: --out a folder", "generate", "--train", str(good["train"]), "--generator", "bootstrap", "--out", str(f),
         outputs=False)  # fmt: skip
+    add("compare: an unterminated CSV quote", "compare", "--data", unterminated)
+    add("compare: --params that are no pairs", "compare", "--data", str(lira_csv), "--params", "=;=;")
+    add("compare: --ignore every column", "compare", "--data", str(lira_csv), "--ignore", "age,hours,sex,city,y")
+    add("compare: --json /dev/full", "compare", "--data", str(lira_csv), "--generators", "bootstrap", "--json",
+        "/dev/full", outputs=False, fast=False)  # fmt: skip
+    add("lira: --records /dev/full", *lira, "--records", "/dev/full", outputs=False, fast=False)
     add("dp-audit: a missing target", "dp-audit", "--data", str(lira_csv), "--target", "nope", "--epsilon", "1")
     add("dp-audit: +-inf in a feature", "dp-audit", "--data", str(lira_inf), "--target", "y", "--epsilon", "1")
     add("dp-audit: more canaries than rows", "dp-audit", "--data", str(lira_csv), "--target", "y", "--epsilon", "1",
