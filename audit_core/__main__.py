@@ -135,20 +135,14 @@ def _discard_stdout() -> None:
 # --------------------------------------------------------------------------- handlers
 def _cmd_audit(audit: Audit, args: argparse.Namespace) -> int:
     """Any registered audit: settings from the flags, inputs read, run, outputs written, summary and verdict printed."""
-    from audit_core.contract import Inputs, run
+    from audit_core.contract import read_inputs, run
 
     settings = args.settings  # validated by check_arguments
     out = getattr(args, "out", None)
     if out and Path(out).suffix.lower() not in (".csv", ".parquet"):
         raise InputError(f"The output file {Path(out).name} must end in .csv or .parquet.")
-    data: dict[str, Any] = {}
-    paths: dict[str, str] = {}
-    for spec in audit.inputs:
-        path = getattr(args, spec.name)
-        if path is not None:
-            paths[spec.name] = path
-            data[spec.name] = spec.read(path, Path(path).name)
-    outcome = run(audit, Inputs(data, paths), settings, seed=args.seed, progress=args.progress_display,
+    sources = {spec.name: getattr(args, spec.name) for spec in audit.inputs if getattr(args, spec.name) is not None}
+    outcome = run(audit, read_inputs(audit, sources), settings, seed=args.seed, progress=args.progress_display,
                   client=args.client)  # fmt: skip
     args.progress_display.clear()
     if out and audit.save is not None:  # a tool that makes a file (generate)
@@ -229,7 +223,8 @@ def _add_audit(sub: Any, audit: Audit) -> None:
     """One subcommand from a registry entry: its inputs, its settings' knobs, --seed and its outputs."""
     p = sub.add_parser(audit.name, help=_help(f"{audit.title}: {audit.question}" if audit.page else audit.method))
     for spec in audit.inputs:
-        p.add_argument(spec.cli_flag, dest=spec.name, required=spec.required, help=_help(spec.help))
+        also = "; or a database URL with ?table=NAME or ?query=SELECT ..." if spec.table else ""
+        p.add_argument(spec.cli_flag, dest=spec.name, required=spec.required, help=_help(spec.help + also))
     defaults, required = audit.settings.defaults(), audit.settings.required()
     for name, knob in audit.settings.knobs().items():
         flag, default = audit.settings.flag(name), defaults.get(name)

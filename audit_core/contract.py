@@ -51,6 +51,7 @@ __all__ = [
     "Stage",
     "csv_list",
     "knob",
+    "read_inputs",
     "rescore",
     "run",
     "stage_key",
@@ -282,7 +283,8 @@ class Inputs:
     """
 
     data: Mapping[str, Any]
-    paths: Mapping[str, str] = field(default_factory=dict)
+    paths: Mapping[str, str | None] = field(default_factory=dict)
+    """Input name -> its path as the CLI is given it (None or missing: an input with no file, a DataFrame)."""
 
     def __getitem__(self, name: str) -> Any:
         return self.data[name]
@@ -294,7 +296,28 @@ class Inputs:
         """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none)."""
         from pathlib import Path
 
-        return Path(self.paths.get(key, default or key)).name
+        return Path(self.paths.get(key) or default or key).name
+
+
+def read_inputs(audit: Audit[Any, Any], sources: Mapping[str, Any]) -> Inputs:
+    """An audit's inputs read from paths or database URLs as the CLI reads them (each by its :class:`InputSpec`).
+
+    ``paths`` keep each source as the reproduce command shows it: a database URL without its password
+    (:func:`audit_core.common.database.redacted`). An unknown input name is one sentence.
+    """
+    from audit_core.common.database import is_database_url, redacted, source_name
+
+    specs = {spec.name: spec for spec in audit.inputs}
+    unknown = sorted(set(sources) - set(specs))
+    if unknown:
+        raise InputError(f"{audit.name} has no input '{unknown[0]}'; its inputs are {', '.join(specs)}.")
+    data: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+    for name, source in sources.items():
+        text = str(source)
+        paths[name] = redacted(text) if is_database_url(text) else text
+        data[name] = specs[name].read(text, source_name(text))
+    return Inputs(data, paths)
 
 
 @dataclass(frozen=True)
@@ -457,8 +480,9 @@ class Outcome(Generic[_S, _R]):
         """The exact ``python -m audit_core ...`` line that gives this result (same JSON)."""
         args = [self.audit.name]
         for spec in self.audit.inputs:
-            if spec.name in self.inputs.paths:
-                args += [spec.cli_flag, self.inputs.paths[spec.name]]
+            path = self.inputs.paths.get(spec.name)
+            if path:
+                args += [spec.cli_flag, path]
         args += [*self.settings.cli_args(), "--seed", str(self.seed)]
         if json:
             args += ["--json", json]

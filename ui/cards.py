@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import streamlit as st
@@ -60,7 +60,7 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
     st.caption(f"{scale} · 95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it")
 
 
-def show_table(frame: Any, *, key: str | None = None, height: int | str = "auto") -> None:
+def show_table(frame: Any, *, key: str | None = None, height: int | Literal["auto", "stretch", "content"] = "auto") -> None:
     """A display table: index hidden, full width, its first column pinned so a wide table scrolls under it."""
     first = str(frame.columns[0]) if len(frame.columns) else None
     config = {first: st.column_config.Column(pinned=True)} if first is not None else None

@@ -9,7 +9,6 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.dp.choices import INCLUDED_COLUMN
 from audit_core.dp.figures import (
     NOT_A_PROOF,
     epsilon_figure,
@@ -20,7 +19,7 @@ from audit_core.dp.figures import (
     uploaded_guesses_table,
     uploaded_score_figure,
 )
-from audit_core.registry import REGISTRY, TOOLS
+from audit_core.dp.spec import DP_AUDIT, DP_MODEL, INCLUDED_COLUMN, DpModelSettings, DpSettings
 from ui import state
 from ui.cards import CHART, metric_card, show_table
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
@@ -30,8 +29,6 @@ from ui.session import remember_result
 from ui.source import sample_or_upload
 from ui.widgets import knob_input, seed_input
 
-DP_AUDIT = REGISTRY["dp-audit"]
-DpSettings = DP_AUDIT.settings
 PAGE = "DP claim check"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "adult.csv"
@@ -40,8 +37,6 @@ SAMPLE_LABEL = "Sample: Adult (32,561 rows, target income_per_year)"
 UPLOAD = "Upload a table"
 UPLOADED_PAGE = "DP claim check (uploaded model)"
 KEY = state.DpClaim.UPLOADED
-DP_MODEL = TOOLS["dp-audit-model"]
-DpModelSettings = DP_MODEL.settings
 TRAIN_HERE = "Train here with DP-SGD"
 _DP_TERMS = ("differential privacy DP-SGD canary delta accountant ceiling epsilon lower bound one-run test guesses "
              "member non-member")

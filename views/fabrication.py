@@ -4,7 +4,6 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.fabrication.choices import LAMBDAS, MIAS
 from audit_core.fabrication.figures import (
     FPR_KEYS,
     MIA_LABELS,
@@ -22,7 +21,7 @@ from audit_core.fabrication.figures import (
     score_histogram,
     tpr_table,
 )
-from audit_core.registry import REGISTRY
+from audit_core.fabrication.spec import FABRICATION, LAMBDAS, MIAS, FabricationSettings
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import glossary_expander, show_decision, threat_cards
@@ -31,8 +30,6 @@ from ui.run import Request, audit_outcome, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-FABRICATION = REGISTRY["fabrication"]
-FabricationSettings = FABRICATION.settings
 PAGE = "Fabricated members"
 SOURCES = {
     "Bundled: 8x8 digits (scikit-learn, fast)": "digits",
@@ -128,7 +125,7 @@ st.caption(
     f"Attack {result.attack}, epsilon {eps255(result.epsilon)}, T = {result.steps}. Reference models: "
     f"{(result.reference_architecture or 'none (LOSS only)')}."
 )
-cols = st.columns(5)
+cols = list(st.columns(5))
 with cols[0]:
     metric_card("MIA AUC, clean", f"{van.auc_clean:.3f}", help=HELP["auc"])
 with cols[1]:
@@ -154,7 +151,7 @@ fpr_key = st.radio(
     "negatives behind it; ⚠ marks an FPR the data cannot measure (fewer than 10/FPR negatives).",
 )
 pct = f"{100 * float(fpr_key):g} %"
-cols = st.columns(4)
+cols = list(st.columns(4))
 with cols[0]:
     tpr_card(f"MIA TPR at {pct} FPR, clean", van.tpr_clean[fpr_key])
 with cols[1]:

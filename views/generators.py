@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -10,9 +11,8 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.common.outputs import csv_text
 from audit_core.contract import Inputs
-from audit_core.registry import REGISTRY
-from audit_core.synthetic.choices import GENERATOR_INFO
 from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
+from audit_core.synthetic.spec import COMPARE, GENERATOR_INFO, CompareSettings
 from ui import state
 from ui.cards import CHART, show_table
 from ui.decision import glossary_expander, show_decision, threat_cards
@@ -21,8 +21,6 @@ from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-COMPARE = REGISTRY["compare"]
-CompareSettings = COMPARE.settings
 PAGE = "Generate & compare"
 # Real rows of the sample run: the split's 20 % holdout then holds 1,200 non-members, enough to measure a TPR at
 # 1 % FPR (1,000 needed); 0.1 % would need 10,000 (50,000 rows), more than the Adult sample has.
@@ -45,19 +43,19 @@ def _load(source: str) -> tuple[pd.DataFrame | None, str | None]:
     return load_input(COMPARE, "data", upload.getvalue(), upload.name, upload=True), upload.name
 
 
-def _param_widgets(name: str) -> dict:
-    values = {}
+def _param_widgets(name: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
     for p in GENERATOR_INFO[name].params:
         key = f"generators.param.{name}.{p.name}"
         if p.kind == "choice":
             values[p.name] = st.selectbox(p.label, p.choices, index=p.choices.index(p.default), key=key, help=p.help)
         elif p.kind == "int":
             values[p.name] = int(st.number_input(
-                p.label, min_value=int(p.low), max_value=int(p.high), value=int(p.default), step=1, key=key, help=p.help
+                p.label, min_value=int(p.low or 0), max_value=int(p.high or 0), value=int(p.default), step=1, key=key, help=p.help
             ))
         else:
             values[p.name] = float(st.number_input(
-                p.label, min_value=float(p.low), max_value=float(p.high), value=float(p.default), key=key, help=p.help
+                p.label, min_value=float(p.low or 0), max_value=float(p.high or 0), value=float(p.default), key=key, help=p.help
             ))
     return values
 
@@ -153,7 +151,7 @@ def main() -> None:
         seed = seed_input(c2, key="generators.seed")
         synth_rows = int(knob_input(c3, CompareSettings, "synthetic_rows", step=100, key="generators.synth_rows"))
         f1, f2, f3, f4 = st.columns(4)
-        fraction = {"step": 0.05, "max_value": 0.9, "slider": True}
+        fraction: dict[str, Any] = {"step": 0.05, "max_value": 0.9, "slider": True}
         train_f = knob_input(f1, CompareSettings, "train", min_value=0.1, key="generators.f_train", **fraction)
         hold_f = knob_input(f2, CompareSettings, "holdout", min_value=0.05, key="generators.f_holdout", **fraction)
         aux_f = knob_input(f3, CompareSettings, "auxiliary", key="generators.f_aux", **fraction)

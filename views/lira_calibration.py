@@ -16,7 +16,7 @@ from audit_core.lira.figures import (
     rules_table,
     vulnerable_table,
 )
-from audit_core.registry import REGISTRY
+from audit_core.lira.spec import LIRA, LiraSettings
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table
 from ui.decision import glossary_expander, show_decision, threat_cards
@@ -25,8 +25,6 @@ from ui.run import Request, audit_outcome, load_input, rescored, show_input_erro
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-LIRA = REGISTRY["lira"]
-LiraSettings = LIRA.settings
 PAGE = "Calibrated LiRA"
 SAMPLES = {
     "German Credit (1,000 rows)": (Path("sample_data/german_credit.csv"), "credit"),
@@ -70,8 +68,8 @@ if data is not None:
         n_models = knob_input(right, LiraSettings, "models", step=2)
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
-    st.caption(f"{Path(path).name}: {len(data):,} rows × {data.shape[1]} columns")
-    if autorun:
+    st.caption(f"{Path(path or 'data').name}: {len(data):,} rows × {data.shape[1]} columns")
+    if autorun and default_target is not None:
         request = Request(Inputs({"data": data}, {"data": path}), LiraSettings(target=default_target), 0)
     elif submitted:
         settings = LiraSettings(target=target, model=model, models=int(n_models))

@@ -9,7 +9,7 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
 from audit_core.model.figures import epsilon_table, exposed_table, fidelity_table, log_roc, rmia_table, tpr_table
-from audit_core.registry import REGISTRY
+from audit_core.model.spec import MODEL, ModelSettings
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
@@ -18,8 +18,6 @@ from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-MODEL = REGISTRY["model"]
-ModelSettings = MODEL.settings
 PAGE = "Audit my model"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = {  # label -> (folder, label column); the first is the default and the home page's sample run
@@ -55,7 +53,7 @@ data: dict = {}
 paths: dict[str, str] = {}
 try:
     if source == UPLOAD:
-        cols = st.columns(3)
+        cols = list(st.columns(3))
         files = {
             "model": cols[0].file_uploader("Model (.onnx, .skops, .safetensors)",
                                            type=["onnx", "skops", "safetensors", "pkl", "pickle", "joblib"],
@@ -107,7 +105,7 @@ if len(data) == 3:
     if autorun:
         request = Request(Inputs(data, paths), ModelSettings(target=SAMPLES[SAMPLE_LABEL][1], reference_family="mlp"), 0)
     elif submitted:
-        settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings.knobs()["attacks"].choices
+        settings = ModelSettings(target=target, attacks=tuple(a for a in (ModelSettings.knobs()["attacks"].choices or ())
                                                               if a in attacks),
                                  reference_models=int(k), reference_family=family, lira_variance=variance,
                                  reference_epochs=int(epochs),

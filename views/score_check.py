@@ -7,8 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from audit_core.contract import Inputs
-from audit_core.registry import REGISTRY
 from audit_core.scores.figures import epsilon_table, records_table, roc_figure, tpr_table
+from audit_core.scores.spec import SCORES
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
@@ -18,7 +18,6 @@ from ui.session import remember_result
 from ui.source import sample_or_upload
 from ui.widgets import knob_input, seed_input
 
-SCORES = REGISTRY["scores"]
 PAGE = "Score check"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "scores.csv"

@@ -11,7 +11,6 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.common.glossary import TERMS
 from audit_core.contract import Inputs
-from audit_core.registry import REGISTRY
 from audit_core.synthetic.figures import (
     ATTACK_LABELS,
     REALISTIC_NOT_CALIBRATED,
@@ -25,6 +24,7 @@ from audit_core.synthetic.figures import (
     risk_figure,
     roc_figure,
 )
+from audit_core.synthetic.spec import TABULAR, TabularSettings
 from ui import state
 from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import glossary_expander, show_decision, threat_cards
@@ -33,8 +33,6 @@ from ui.run import Request, audit_outcome, load_input, rescored, show_input_erro
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-TABULAR = REGISTRY["tabular"]
-TabularSettings = TABULAR.settings
 PAGE = "Synthetic-data risk"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {
@@ -113,14 +111,14 @@ def _metric_cards(audit) -> None:
         at = "score ≥ 0" if name == "domias" else "P ≥ 0.5"
         with st.container(border=True):
             st.markdown(f"**{ATTACK_LABELS[name]}**")
-            cols = st.columns(4)
+            cols = list(st.columns(4))
             with cols[0]:
                 metric_card("AUC", f"{m.auc:.3f}", help=HELP["auc"])
             for col, (key, label) in zip(cols[1:], (("0.001", "0.1 %"), ("0.01", "1 %"), ("0.1", "10 %")), strict=True):
                 t = m.tpr_at_fpr[key]
                 with col:
                     tpr_card(f"TPR at {label} FPR", t)
-            cols = st.columns(4)
+            cols = list(st.columns(4))
             for col, (key, value) in zip(
                 cols, (("accuracy", m.accuracy), ("precision", m.precision), ("recall", m.recall), ("f1", m.f1)), strict=True
             ):
@@ -139,7 +137,7 @@ def _metric_cards(audit) -> None:
         )
     with st.container(border=True):
         st.markdown("**Method 1: member iff distance < threshold** (one ROC point, no curve)")
-        cols = st.columns(5)
+        cols = list(st.columns(5))
         for col, (label, dt) in zip(
             cols[:2],
             (("true", audit.distance_threshold), ("realistic", audit.distance_threshold_realistic)),
@@ -281,7 +279,8 @@ except InputError as exc:
 request = st.session_state.pop(state.Synthetic.ASKED, None)  # the disclosure form's, from the last run
 if loaded is not None:
     try:  # mismatched columns: one sentence now, not after "Run"
-        TABULAR.check(Inputs(*loaded), TabularSettings())
+        if TABULAR.check is not None:
+            TABULAR.check(Inputs(*loaded), TabularSettings())
     except InputError as exc:
         show_input_error(exc)
         loaded = None
@@ -294,7 +293,9 @@ if loaded is not None:
         seed = seed_input(key=state.Synthetic.SEED)
         run_clicked = st.form_submit_button("▶ Run the audit", type="primary")
     if run_clicked or autorun:
-        request = Request(Inputs(tables, paths), TabularSettings(**types), 0 if autorun else int(seed))
+        chosen = TabularSettings(categorical=types.get("categorical", ()), numeric=types.get("numeric", ()),
+                                 ignore=types.get("ignore", ()))  # fmt: skip
+        request = Request(Inputs(tables, paths), chosen, 0 if autorun else int(seed))
 
 if request is None and state.Synthetic.RESULT not in st.session_state:
     st.stop()

@@ -21,6 +21,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -42,6 +43,7 @@ __all__ = [
     "InputSummary",
     "RecordTable",
     "Report",
+    "add_software_status",
     "command_block",
     "describe_input",
     "package_versions",
@@ -165,10 +167,18 @@ def package_versions() -> dict[str, str]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    from audit_core.selfcheck.checks import status_line
-
-    out["self-check"] = status_line()  # which self-check this installation passes (python -m audit_core selfcheck)
+    for name, line in _SOFTWARE_STATUS.items():  # the registry's: which self-check this installation passes
+        out[name] = line()
     return out
+
+
+_SOFTWARE_STATUS: dict[str, Callable[[], str]] = {}
+
+
+def add_software_status(name: str, line: Callable[[], str]) -> None:
+    """Show ``name: line()`` in every report's Software section (``audit_core.registry`` adds the self-check's
+    status), so shared code knows no audit."""
+    _SOFTWARE_STATUS[name] = line
 
 
 def _jsonable(x: Any) -> Any:

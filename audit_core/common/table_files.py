@@ -31,6 +31,7 @@ __all__ = [
     "MAX_PARQUET_TEXT_MB",
     "MAX_UPLOAD_MB",
     "MISSING_TOKENS",
+    "check_frame",
     "check_unique_names",
     "read_table",
     "shortened",
@@ -398,7 +399,8 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     Parameters
     ----------
     source : str, os.PathLike, bytes or file-like
-        A path, the raw bytes, or an open binary file (e.g. a Streamlit ``UploadedFile``).
+        A path, the raw bytes, or an open binary file (e.g. a Streamlit ``UploadedFile``); or a
+        database URL with ``?table=`` or ``?query=`` (:mod:`audit_core.common.database`).
         The format is recognised from the content (Parquet's ``PAR1`` magic), not
         trusted from the file name. CSV must be UTF-8; the delimiter (``,`` ``;``
         tab ``|``) is taken from the header row; the cells in :data:`MISSING_TOKENS`
@@ -433,6 +435,10 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     0  1    x
     1  2  NaN
     """
+    from audit_core.common.database import is_database_url, read_database
+
+    if is_database_url(source):  # postgresql://...?table=patients, sqlite:///x.db?query=SELECT ...
+        return read_database(source, name=name)
     limit = int(max_mb * 1024 * 1024)
     name = shortened(name)
     data, hint = _read_bytes(source, name=name, limit=limit)
@@ -450,12 +456,26 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
         if hint.lower().endswith((".parquet", ".pq")):
             raise InputError(f"Table '{name}' is named as Parquet but is not a Parquet file; re-save it.")
         frame = _read_csv(data, name=name)
+    frame = check_frame(frame, name=name)
+    frame.attrs[FILE_SHA256] = hashlib.sha256(data).hexdigest()  # the file as given: what `sha256sum FILE` prints
+    frame.attrs[FILE_SIZE] = len(data)
+    return frame
+
+
+def check_frame(frame: pd.DataFrame, *, name: str) -> pd.DataFrame:
+    """The checks every table passes however it came (a file, a database, a DataFrame given to the Python API).
+
+    Columns and rows present, at most :data:`TABLE_COLUMNS` columns, distinct string column
+    names, a 0-based index.
+    """
+    name = shortened(name)
     if frame.shape[1] == 0:
         raise InputError(f"Table '{name}' has no columns; upload a file with a header row.")
     if len(frame) == 0:
         raise InputError(f"Table '{name}' has column names but no rows; upload a file with data rows.")
-    frame.columns = [str(c) for c in frame.columns]
-    frame = frame.reset_index(drop=True)
-    frame.attrs[FILE_SHA256] = hashlib.sha256(data).hexdigest()  # the file as given: what `sha256sum FILE` prints
-    frame.attrs[FILE_SIZE] = len(data)
-    return frame
+    _check_column_count(frame.shape[1], name=name)
+    names = [str(c) for c in frame.columns]
+    check_unique_names(names, name=name)
+    frame = frame.copy() if frame.columns.tolist() != names or not isinstance(frame.index, pd.RangeIndex) else frame
+    frame.columns = names
+    return frame.reset_index(drop=True)

@@ -9,7 +9,7 @@ from audit_core.contract import REQUIRED, Audit, Context, Inputs, InputSpec, Out
 from audit_core.dp.choices import CANARY_KINDS, INCLUDED_COLUMN, MODEL_TYPES
 from audit_core.model.spec import MODEL, ModelSettings
 
-__all__ = ["DP_AUDIT", "DP_MODEL", "DpModelSettings", "DpSettings"]
+__all__ = ["DP_AUDIT", "DP_MODEL", "INCLUDED_COLUMN", "DpModelSettings", "DpSettings"]  # INCLUDED_COLUMN: the page's default
 
 
 @dataclass(frozen=True)

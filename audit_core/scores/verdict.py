@@ -45,9 +45,9 @@ def verdict(check: ScoreCheck) -> str:
 LIMITS = [
     ASSUMPTION,
     "TPR intervals come from audit_core.common.roc.tpr_at_fpr, the same for every audit in this tool.",
-    "The epsilon lower bound picks its threshold on a seeded, stratified half of each attack's records and is "
-    "computed on the other half with one-sided Clopper-Pearson bounds (2.5 % each): exact, but it uses half the data; "
-    "another seed gives a slightly different bound.",
+    "The epsilon lower bound picks its threshold on a seeded, stratified 20 % of each attack's records and is "
+    "computed on the other 80 % with one-sided Clopper-Pearson bounds (2.5 % each): exact, but it spends a fifth of "
+    "the data on the choice; another seed gives a slightly different bound.",
     "A low bound is no privacy guarantee: it shows what these scores demonstrate, and a stronger attack may "
     "demonstrate more. Only an analysis of the training procedure gives an upper bound.",
     "The scores are taken as given: how they were made (and whether the members were used to tune the attack) "

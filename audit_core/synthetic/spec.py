@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the computation is imported when a stage runs, not when the
 __all__ = [
     "COMPARE",
     "GENERATE",
+    "GENERATOR_INFO",  # the generators' labels and parameters, for the comparison page
     "TABULAR",
     "CompareSettings",
     "GenerateSettings",

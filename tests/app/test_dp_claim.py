@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.common.decision import KINDS
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "views" / "dp_claim.py")
 
 
+@pytest.mark.slow
 def test_page_runs_on_the_sample_and_matches_the_backend():
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.session_state[state.DpClaim.AUTORUN] = True
@@ -53,6 +55,7 @@ def _upload_mode(at, model_name, model_bytes, canaries_bytes):
     return at.run()
 
 
+@pytest.mark.slow
 def test_the_uploaded_model_mode_matches_the_backend_and_its_reproduce_line(tmp_path, monkeypatch):
     from audit_core.__main__ import main
     from audit_core.common.report import to_json_text

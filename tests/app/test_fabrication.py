@@ -39,6 +39,7 @@ def ran():
     return at
 
 
+@pytest.mark.slow
 def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
     at = ran
     assert not at.exception
@@ -54,6 +55,7 @@ def test_page_runs_the_default_audit_and_reads_the_numbers(ran):
     assert "collapse" in at.info[0].value
 
 
+@pytest.mark.slow
 def test_lambda_rescores_without_re_attacking_and_steps_without_retraining(ran, monkeypatch):
     at = ran
     setups = spy(monkeypatch, "audit_core.fabrication.setup", "setup_fabrication")
@@ -82,6 +84,7 @@ def test_upload_without_a_file_is_one_sentence():
     assert ".npz" in at.error[0].value
 
 
+@pytest.mark.slow
 def test_page_and_cli_give_the_same_numbers(ran, tmp_path):
     """Same data, seed and settings: the page's result is the CLI's JSON, and its cards show those numbers."""
     at = ran

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.common.decision import KINDS
@@ -23,6 +24,7 @@ def _compare(at: AppTest) -> AppTest:
     return at.button[0].click().run()
 
 
+@pytest.mark.slow
 def test_comparison_runs_and_sliders_do_not_refit(monkeypatch):
     fits = spy(monkeypatch, TabularGenerator, "fit")
     at = AppTest.from_file(PAGE, default_timeout=240).run()
@@ -74,6 +76,7 @@ def test_generator_setting_widgets_carry_their_help_text():
             assert p.choices == ()
 
 
+@pytest.mark.slow
 def test_too_few_synthetic_rows_is_one_sentence_before_any_fit():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     at.number_input(key="generators.synth_rows").set_value(5)

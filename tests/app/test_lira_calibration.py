@@ -29,6 +29,7 @@ def trained():
     return at
 
 
+@pytest.mark.slow
 def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
     at = trained
     assert not at.exception
@@ -49,6 +50,7 @@ def test_page_trains_on_german_credit_and_reads_the_numbers(trained):
     assert "lira --data sample_data/german_credit.csv --target credit --models 16" in command
 
 
+@pytest.mark.slow
 def test_alpha_re_evaluates_without_retraining(trained, monkeypatch):
     at = trained
     fits = spy(monkeypatch, "audit_core.lira.pool", "train_pool")

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.common.report import to_json_text
@@ -18,6 +19,7 @@ PAGE = str(ROOT / "views" / "own_model.py")
 SAMPLE = ROOT / "sample_data" / "adult"  # the default sample: 1,000 non-members measure a 1 % FPR
 
 
+@pytest.mark.slow
 def test_page_runs_on_the_sample_and_matches_the_backend(tmp_path, monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=180)
     at.session_state[state.OwnModel.AUTORUN] = True
@@ -47,6 +49,7 @@ def test_a_pickle_upload_is_one_sentence(tmp_path):
     assert state.OwnModel.RESULT not in at.session_state
 
 
+@pytest.mark.slow
 def test_page_audits_an_image_model_with_lira_online(tmp_path):
     from tests.model_files import image_case
 

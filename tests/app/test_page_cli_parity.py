@@ -57,6 +57,7 @@ def lira_page() -> AppTest:
     return at
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fpr", [0.05, 0.1])
 def test_lira_page_equals_its_command(lira_page: AppTest, fpr: float, tmp_path: Path, monkeypatch, capsys) -> None:
     at = lira_page
@@ -78,6 +79,7 @@ def test_lira_page_equals_its_command(lira_page: AppTest, fpr: float, tmp_path: 
     _assert_same_decision(at, cli, stdout)
 
 
+@pytest.mark.slow
 def test_lira_cli_json_is_byte_identical_across_runs(tmp_path: Path) -> None:
     """Same seed, same bytes: the wall-clock training time is not in the JSON."""
     import subprocess
@@ -99,6 +101,7 @@ def test_lira_cli_json_is_byte_identical_across_runs(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- synthetic-data risk
 
 
+@pytest.mark.slow
 def test_synthetic_page_equals_its_command(tmp_path: Path, monkeypatch, capsys) -> None:
     at = AppTest.from_file(str(VIEWS / "synthetic_risk.py"), default_timeout=300)
     at.session_state[state.Synthetic.SOURCE] = "German credit – leaky synthetic"

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "views" / "score_check.py")
 
 
+@pytest.mark.slow
 def test_page_runs_on_the_sample_and_matches_the_backend():
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.session_state[state.ScoreCheck.AUTORUN] = True
@@ -35,6 +36,7 @@ def test_page_runs_on_the_sample_and_matches_the_backend():
     assert any("epsilon" in m.value for m in at.markdown)  # the verdict sentence, under the decision box
 
 
+@pytest.mark.slow
 def test_form_reruns_with_other_settings():
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception
@@ -46,6 +48,7 @@ def test_form_reruns_with_other_settings():
     assert [m.label for m in at.metric].count("TPR at 5 % FPR") == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("frame", "words"),
     [

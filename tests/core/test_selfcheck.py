@@ -19,6 +19,7 @@ def cache(tmp_path, monkeypatch):
     return tmp_path / "cache" / "selfcheck.json"
 
 
+@pytest.mark.slow
 def test_cli_quick_selfcheck_passes_prints_the_table_and_keeps_the_result(cache, tmp_path, capsys):
     assert checks.status_line().startswith(f"version {checks.VERSION}: not run")
     out = tmp_path / "selfcheck.json"
@@ -40,6 +41,7 @@ def test_cli_quick_selfcheck_passes_prints_the_table_and_keeps_the_result(cache,
     assert package_versions()["self-check"] == checks.status_line()
 
 
+@pytest.mark.slow
 def test_a_too_narrow_tpr_interval_fails_the_coverage_check(monkeypatch):
     honest = roc.tpr_at_fpr
 
@@ -64,6 +66,7 @@ def test_an_inflated_epsilon_bound_fails_validity(monkeypatch):
     assert rr.measured > 0.5
 
 
+@pytest.mark.slow
 def test_copy_check_is_seeded_and_a_liberal_test_fails_it(monkeypatch):
     a, b = checks._copies(np.random.default_rng(3), 2000), checks._copies(np.random.default_rng(3), 2000)
     assert a == b

@@ -56,6 +56,7 @@ def test_read_parquet_round_trip(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(df2, frame)
 
 
+@pytest.mark.slow
 def test_sample_adult_reads_and_types() -> None:
     path = Path(__file__).resolve().parents[3] / "sample_data" / "adult.csv"
     if not path.exists():

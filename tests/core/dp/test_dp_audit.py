@@ -29,6 +29,7 @@ def runs(german):
                          epochs=100, seed=seed) for seed in range(3)]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_dp_sgd_never_beats_its_accountant_and_no_dp_leaks(runs):
     for r in runs:
         assert r.accountant_epsilon <= 1.0 + 1e-9  # Opacus chose the noise for the claim
@@ -43,6 +44,7 @@ def test_dp_sgd_never_beats_its_accountant_and_no_dp_leaks(runs):
     assert runs[0].to_json()["non_dp"]["train_accuracy"] > runs[0].to_json()["train_accuracy"]
 
 
+@pytest.mark.slow
 def test_json_contract_and_decision(runs):
     r = runs[0]
     j = r.to_json()
@@ -81,6 +83,7 @@ def test_a_run_whose_no_dp_model_passes_too_could_not_tell(runs):
     assert DP_AUDIT.decision(strong).level in ("low", "elevated", "high")  # the model without DP would be disproved
 
 
+@pytest.mark.slow
 def test_a_leaky_claim_is_disproved(runs):
     # the non-DP model trained on these canaries is not (0.1, 1e-5)-DP: read as a claim of 0.1, the decision is high
     from dataclasses import replace
@@ -93,6 +96,7 @@ def test_a_leaky_claim_is_disproved(runs):
     assert "disproved" in d.headline
 
 
+@pytest.mark.slow
 def test_same_seed_same_json(german):
     a, b = (run_dp_audit(german, target="credit", epsilon=2.0, delta=1e-5, m=100, epochs=3, seed=5) for _ in range(2))
     assert json.dumps(a.to_json()) == json.dumps(b.to_json())
@@ -109,6 +113,7 @@ def _cli(capsys, *args):
     return status, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "says"), [
     (["--epsilon", "0"], "--epsilon"),
     (["--epsilon", "-1"], "--epsilon"),
@@ -144,6 +149,7 @@ def test_a_draw_with_no_canary_included_is_refused(capsys):
     assert "No canary was included" in err
 
 
+@pytest.mark.slow
 def test_report_states_the_claim_the_bound_and_the_ceiling(runs):
     from audit_core.dp.verdict import build_report
 

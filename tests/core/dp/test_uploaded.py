@@ -50,6 +50,7 @@ def _audit(paths, fmt="onnx", *, epsilon=0.5, seed=0, table=None):
                                 trusted=[TRUST_TREE], seed=seed, names=(paths[fmt].name, "canaries.csv"))  # fmt: skip
 
 
+@pytest.mark.slow
 def test_an_overfit_forest_disproves_a_small_claim_the_same_from_onnx_and_skops(leaky):
     onnx, skops = _audit(leaky, "onnx"), _audit(leaky, "skops")
     assert onnx.bound.to_json() == skops.bound.to_json()  # every r of the grid: the same guesses right
@@ -69,6 +70,7 @@ def test_an_overfit_forest_disproves_a_small_claim_the_same_from_onnx_and_skops(
     assert onnx.model["sha256"] == hashlib.sha256(leaky["onnx"].read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_a_model_that_saw_no_canary_proves_nothing(disjoint):
     r = _audit(disjoint, "skops", epsilon=1.0)
     assert r.bound.epsilon == 0.0
@@ -86,6 +88,7 @@ def test_a_model_that_saw_no_canary_proves_nothing(disjoint):
     assert bounds.max() < 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("dp", "epochs"), [(None, 100), ((1.0, 1e-5), 30)], ids=["no DP", "DP-SGD at epsilon 1"])
 def test_a_model_trained_here_and_written_out_gives_the_same_bound(dp, epochs):
     design = prepare_design(pd.read_csv(GERMAN), target=TARGET)
@@ -117,6 +120,7 @@ def _args(paths, fmt="skops", canaries=None, *extra):
             "--trust-skops-types", TRUST_TREE, *extra]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_same_inputs_and_seed_give_byte_identical_json(capsys, leaky, tmp_path):
     outs = [tmp_path / f"{i}.json" for i in range(3)]
     for out, seed in zip(outs, (3, 3, 4), strict=True):
@@ -136,6 +140,7 @@ def test_same_inputs_and_seed_give_byte_identical_json(capsys, leaky, tmp_path):
     assert j["verdict"]["level"] == "high"
 
 
+@pytest.mark.slow
 def test_yes_no_text_reads_as_1_0_and_is_said(leaky, tmp_path):
     table = read_table(leaky["canaries"], name="canaries.csv")
     worded = table.assign(**{INCLUDED: np.where(table[INCLUDED] == 1, "Yes", "no")})
@@ -144,6 +149,7 @@ def test_yes_no_text_reads_as_1_0_and_is_said(leaky, tmp_path):
     assert "'Yes' read as included (1) and 'no' as left out (0)" in b.canaries.notes[0]
 
 
+@pytest.mark.slow
 def test_a_lopsided_coin_is_a_warning(leaky):
     table = read_table(leaky["canaries"], name="canaries.csv")
     lopsided = table.assign(**{INCLUDED: (np.arange(len(table)) % 10 != 0).astype(int)})  # 90 % included
@@ -152,6 +158,7 @@ def test_a_lopsided_coin_is_a_warning(leaky):
     assert any("fair coin" in reason for reason in DP_MODEL.decision(r).reasons)
 
 
+@pytest.mark.slow
 def test_a_delta_too_large_to_check_is_said(leaky):
     from audit_core.dp.verdict import uploaded_verdict
 
@@ -189,6 +196,7 @@ def _pickle(tmp_path):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "says"), [
     ("no canary included", "No canary of 'bad.csv' is marked included (1)"),
     ("every canary included", "is marked left out (0)"),
@@ -210,6 +218,7 @@ def test_hostile_input_is_one_sentence_exit_2(capsys, leaky, tmp_path, case, say
     assert not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "says"), [
     (["--epsilon", "0"], "--epsilon"),
     (["--epsilon", "-1"], "--epsilon"),

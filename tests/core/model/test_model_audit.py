@@ -30,6 +30,7 @@ def onnx_k4(german, tables):
     return audit_model(german["onnx"].read_bytes(), *tables, target=TARGET, n_reference=4, family="gbdt", seed=0)
 
 
+@pytest.mark.slow
 def test_onnx_and_skops_files_of_one_forest_give_the_same_scores(german, tables, onnx_k4):
     sk = audit_model(german["skops"].read_bytes(), *tables, target=TARGET, n_reference=4, family="gbdt", seed=0,
                      trusted=[TRUST_TREE])  # fmt: skip
@@ -46,6 +47,7 @@ def test_onnx_and_skops_files_of_one_forest_give_the_same_scores(german, tables,
         assert abs(onnx_k4.attacks[name].auc - sk.attacks[name].auc) < 0.01
 
 
+@pytest.mark.slow
 def test_overfit_forest_is_found_by_rmia_with_four_reference_models(onnx_k4):
     rmia = onnx_k4.attacks["rmia"]
     assert onnx_k4.n_members == 500
@@ -58,6 +60,7 @@ def test_overfit_forest_is_found_by_rmia_with_four_reference_models(onnx_k4):
     assert set(onnx_k4.rmia_by_k) == {"1", "2", "4"}
 
 
+@pytest.mark.slow
 def test_rmia_with_one_reference_model_beats_loss_at_low_fpr(german, tables):
     r = audit_model(german["onnx"].read_bytes(), *tables, target=TARGET, attacks=("loss", "rmia"), n_reference=1,
                     family="gbdt", seed=0)  # fmt: skip
@@ -66,6 +69,7 @@ def test_rmia_with_one_reference_model_beats_loss_at_low_fpr(german, tables):
     assert rmia.tpr > loss.tpr + 0.05
 
 
+@pytest.mark.slow
 def test_same_family_on_disjoint_data_is_at_chance(tmp_path):
     case = disjoint_case(tmp_path)
     train, pop = read_table(case["train"], name="train"), read_table(case["population"], name="population")
@@ -88,6 +92,7 @@ def test_fidelity_check_fails_for_a_family_that_cannot_overfit(german, tables):
     assert json.loads(json.dumps(r.to_json()))["fidelity"]["ok"] is False
 
 
+@pytest.mark.slow
 def test_same_seed_same_json_and_records_cover_every_candidate(german, tables, onnx_k4):
     again = audit_model(german["onnx"].read_bytes(), *tables, target=TARGET, n_reference=4, family="gbdt", seed=0)
     assert json.dumps(again.to_json()) == json.dumps(onnx_k4.to_json())

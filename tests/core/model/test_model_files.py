@@ -68,6 +68,7 @@ def test_a_clean_one_matrix_onnx_runs(tmp_path, capsys, numeric):
     assert "release decision:" in out.out
 
 
+@pytest.mark.slow
 def test_skops_with_an_untrusted_type_is_refused_naming_it(tmp_path, capsys, german):
     code, out = _cli(capsys, german["skops"], german, TARGET)
     assert code == 2
@@ -76,6 +77,7 @@ def test_skops_with_an_untrusted_type_is_refused_naming_it(tmp_path, capsys, ger
     assert "--trust-skops-types" in out.err
 
 
+@pytest.mark.slow
 def test_the_real_command_exits_2_on_a_pickle(tmp_path, numeric):
     path = tmp_path / "model.pkl"
     path.write_bytes(pickle_bytes())
@@ -87,6 +89,7 @@ def test_the_real_command_exits_2_on_a_pickle(tmp_path, numeric):
     assert "pickle" in r.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_writes_json_html_and_records_and_gates_on_fail_on(tmp_path, capsys, german):
     out = tmp_path / "m.json"
     code, _ = _cli(capsys, german["onnx"], german, TARGET, "--reference-family", "gbdt", "--json", str(out),

@@ -44,6 +44,7 @@ def _audit(t: dict[str, pd.DataFrame], synthetic: pd.DataFrame, seed: int = 0):
 
 
 # ----------------------------------------------------------------------------- 1. verbatim real records
+@pytest.mark.slow
 def test_the_honest_sample_copies_no_real_record_and_reads_low(adult) -> None:
     audit = _audit(adult, adult["synthetic_gaussian_copula"])
     v = audit.verbatim
@@ -54,6 +55,7 @@ def test_the_honest_sample_copies_no_real_record_and_reads_low(adult) -> None:
     assert "does not prove anonymity" in d.headline
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_four_rare_training_rows_copied_verbatim_are_named_in_the_headline(adult, seed) -> None:
     rng = np.random.default_rng(seed)
@@ -70,6 +72,7 @@ def test_four_rare_training_rows_copied_verbatim_are_named_in_the_headline(adult
                                  "copied verbatim")  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_half_the_rows_verbatim_holdout_records_is_not_synthetic_data(adult, seed) -> None:
     rng = np.random.default_rng(seed)
@@ -82,6 +85,7 @@ def test_half_the_rows_verbatim_holdout_records_is_not_synthetic_data(adult, see
     assert audit.verbatim.real_not_train >= half - audit.verbatim.natural_matches
 
 
+@pytest.mark.slow
 def test_training_plus_holdout_rows_as_the_synthetic_table_is_high(adult) -> None:
     synthetic = pd.concat([adult["train"], adult["holdout"]], ignore_index=True)
     audit = _audit(adult, synthetic)
@@ -145,6 +149,7 @@ def _nudged(adult: dict[str, pd.DataFrame], shape: str, seed: int):
     return _audit(adult, _replace(adult["synthetic_gaussian_copula"], rows, rng), seed=seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["age_hours", "one_numeric_one_category"])
 def test_near_copies_past_the_tolerance_are_found_in_most_seeds(adult, shape) -> None:
     audits = [_nudged(adult, shape, seed) for seed in range(10)]
@@ -163,6 +168,7 @@ def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_linkage_scan_holds_its_false_alarm_rate_when_nothing_is_copied() -> None:
     """400 independent populations (members, non-members, auxiliary and synthetic rows all fresh draws):
     the scan rejects at most at its level (a rate twice the level fails this test)."""
@@ -180,6 +186,7 @@ def test_the_linkage_scan_holds_its_false_alarm_rate_when_nothing_is_copied() ->
     assert rejected / reps <= 1.5 * LINKAGE_ALPHA, rejected
 
 
+@pytest.mark.slow
 def test_the_linkage_scan_finds_planted_near_copies_in_the_same_simulation() -> None:
     """The same populations with 10 % of the members copied into the synthetic rows, one column changed."""
     rng = np.random.default_rng(19)
