@@ -905,6 +905,20 @@ def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
     os.mkfifo(f / "nobody_reads")
     add("scores: --json a FIFO nobody reads", *score, "--json", str(f / "nobody_reads"), outputs=False)
     add("scores: stdout is /dev/full", *score, stdout="/dev/full")
+    import sqlite3
+
+    with sqlite3.connect(f / "scores.db") as db:
+        db.execute("CREATE TABLE t (score REAL, is_member INTEGER)")
+        db.executemany("INSERT INTO t VALUES (?, ?)", [(float(i) / 10, i % 2) for i in range(50)])
+    sqlite = f"sqlite:///{f / 'scores.db'}"
+    endless = ("WITH%20RECURSIVE%20c(x)%20AS%20(SELECT%201%20UNION%20ALL%20SELECT%20x%2B1%20FROM%20c)%20"
+               "SELECT%20x%20AS%20score,%20x%20AS%20is_member%20FROM%20c")  # fmt: skip
+    add("scores: a database query that never ends", "scores", "--scores", f"{sqlite}?query={endless}")
+    add("scores: a database query that writes", "scores", "--scores", f"{sqlite}?query=DELETE%20FROM%20t")
+    add("scores: a WITH that deletes", "scores", "--scores", f"{sqlite}?query=WITH%20x%20AS%20(SELECT%201)%20DELETE%20FROM%20t")
+    add("scores: a database table name that injects", "scores", "--scores", f"{sqlite}?table=t%22%3B%20DROP%20TABLE%20t%3B--")
+    add("scores: a text file as a SQLite database", "scores", "--scores", f"sqlite:///{unterminated}?table=t")
+    add("scores: an unreachable PostgreSQL server", "scores", "--scores", "postgresql://u:secret@127.0.0.1:1/db?table=t")
     add("scores: --fail-on with a refusal", "scores", "--scores", str(unterminated), "--fail-on", "elevated")
     add("tabular: --scheduler where a silent server listens", *tab, "--scheduler", _silent_server())
     add("tabular: --scheduler inproc://", *tab, "--scheduler", "inproc://x")

@@ -113,6 +113,7 @@ def test_the_contract_document_lists_every_flag_as_help_prints_it():
     assert {m.group("name") for m in update.BLOCK.finditer(text)} == {*REGISTRY, *TOOLS}
 
 
+@pytest.mark.slow
 def test_progress_is_lines_only_when_asked_and_a_late_refusal_stays_one_line(tmp_path, capsys):
     """Without a terminal: no progress, so a refusal found after the run (an output that cannot be written) is the
     only line on stderr; ``--progress`` prints the steps as lines for a log; on a terminal one line is redrawn."""
