@@ -478,4 +478,26 @@ def check_frame(frame: pd.DataFrame, *, name: str) -> pd.DataFrame:
     check_unique_names(names, name=name)
     frame = frame.copy() if frame.columns.tolist() != names or not isinstance(frame.index, pd.RangeIndex) else frame
     frame.columns = names
+    decoded = {i: text for i, col in enumerate(names) if (text := _checked_cells(frame.iloc[:, i], col, name=name)) is not None}
+    if decoded:
+        frame = frame.copy()  # never the caller's own frame
+        for i, text in decoded.items():
+            frame.isetitem(i, text)
     return frame.reset_index(drop=True)
+
+
+def _checked_cells(values: pd.Series, col: str, *, name: str) -> pd.Series | None:
+    """A column of a DataFrame given as it is (the Python API) holds what a file could: no complex numbers, and bytes
+    only as UTF-8 text (decoded, as a Parquet binary column is: the column to use instead, None when it is fine)."""
+    if pd.api.types.is_complex_dtype(values.dtype):
+        raise InputError(f"Column '{col}' of table '{name}' holds complex numbers; give real numbers.")
+    if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) not in ("bytes", "mixed", "mixed-integer"):
+        return None
+    raw = values.map(lambda v: isinstance(v, bytes | bytearray | memoryview)).to_numpy(dtype=bool)
+    if not raw.any():
+        return None
+    try:
+        return values.where(~raw, values[raw].map(lambda v: bytes(v).decode("utf-8")))
+    except UnicodeDecodeError:
+        raise InputError(f"Column '{col}' of table '{name}' holds binary data that is not text; drop the column or "
+                         "store it as text.") from None  # fmt: skip
