@@ -865,6 +865,17 @@ def _silent_server() -> str:
     return f"tcp://127.0.0.1:{server.getsockname()[1]}"
 
 
+def _web_server() -> str:
+    """A local HTTP server (the standard library's, serving nothing in particular): its address as ``tcp://``."""
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"tcp://127.0.0.1:{server.server_address[1]}"
+
+
 def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
     """Every case of the probe, its files written under ``folder`` (``full``: the slow ones too)."""
     from tests.model_files import numeric_tables, two_class_onnx
@@ -921,6 +932,7 @@ def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
     add("scores: an unreachable PostgreSQL server", "scores", "--scores", "postgresql://u:secret@127.0.0.1:1/db?table=t")
     add("scores: --fail-on with a refusal", "scores", "--scores", str(unterminated), "--fail-on", "elevated")
     add("tabular: --scheduler where a silent server listens", *tab, "--scheduler", _silent_server())
+    add("tabular: --scheduler where a web server answers HTTP", *tab, "--scheduler", _web_server())
     add("tabular: --scheduler inproc://", *tab, "--scheduler", "inproc://x")
 
     frame = good_frame(200, seed=5).assign(y=lambda d: (d["age"] > 50).astype(int))

@@ -36,6 +36,7 @@ LISTED = {
     # LiRA, the cluster, the refusals that printed more than one line
     "lira: +-inf in a feature": "holds infinite values (2, first at row 3)",
     "tabular: --scheduler where a silent server listens": "it is not a Dask scheduler",
+    "tabular: --scheduler where a web server answers HTTP": "it is not a Dask scheduler (it sent nothing",
     "tabular: --scheduler inproc://": "inproc://x names a scheduler inside another Python process",
     "tabular: an unterminated CSV quote": "does not match the header",
     "scores: --json /dev/full": "Writing --json /dev/full failed (No space left on device)",
