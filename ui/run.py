@@ -11,6 +11,7 @@ or disclosure role does not retrain or recompute distances), re-scored in an ins
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -19,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from audit_core import contract
-from audit_core.common.errors import InputError
+from audit_core.common.errors import InputError, one_line
 from audit_core.common.runtime import ProgressFn
 from audit_core.contract import Audit, Inputs, Outcome, Result, Settings
 from ui.store import UPLOADED_BY, cached_run, load_table, result_cache, session_id
@@ -40,9 +41,22 @@ class Request(Generic[_S]):
     seed: int
 
 
+_MARKDOWN = re.compile(r"([\\\[\]<>$])")
+"""What markdown would turn into a link, an image, HTML or a formula (``[..](..)``, ``<b>``, ``$x$``), escaped."""
+_AUTOLINK = re.compile(r"(?i)(:|www)(//|\.)")
+"""Where a bare address starts (``https://``, ``www.``; and after an ``@``): a word joiner goes in, so that it is not
+made a link."""
+
+
 def show_input_error(exc: Exception) -> None:
-    """Show a bad-input error as one clear sentence (no traceback)."""
-    st.error(str(exc), icon="🚫")
+    """Show a bad-input error as one clear sentence (no traceback), as the CLI prints it (``one_line``).
+
+    The sentence quotes what it was given (a column name, a CSV row, a model's own error text), so it is shown
+    as text: markdown, HTML and ``$...$`` math in it are escaped, never rendered (no link or image of an upload's
+    choosing on the page)."""
+    text = _MARKDOWN.sub(r"\\\1", one_line(str(exc)))
+    text = _AUTOLINK.sub("\\1\u2060\\2", text).replace("@", "@\u2060")  # no bare URL or e-mail address made a link
+    st.error(text, icon="🚫")
 
 
 def load_input(audit: Audit[Any, Any], name: str, source: bytes | str | Path, filename: str, *, upload: bool) -> Any:

@@ -12,7 +12,9 @@ is run inside a read-only transaction (PostgreSQL ``SET TRANSACTION READ ONLY``;
 with ``mode=ro``), and only one statement: a query that writes is refused by the database, never
 executed. A table's rows come in the database's order (a table loaded once and not updated:
 the order it was loaded in), or ordered by ``&order_by=col1,col2``; a query's as it orders
-them. The frame then goes through the same checks as a file
+them. A query is stopped after :data:`~audit_core.common.limits.DATABASE_SECONDS` (PostgreSQL's
+``statement_timeout``, SQLite's progress handler: a recursive CTE that never ends), and a result of
+more cells than a Parquet file may declare is refused as it arrives. The frame then goes through the same checks as a file
 (:func:`audit_core.common.table_files.check_frame`), NULL read as missing, so a database-backed
 audit gives the file-backed one's JSON byte for byte (tested against SQLite and a real
 PostgreSQL server).
@@ -29,6 +31,7 @@ import re
 from typing import Any
 
 from audit_core.common.errors import InputError
+from audit_core.common.limits import DATABASE_SECONDS
 
 __all__ = ["SCHEMES", "database_label", "is_database_url", "read_database", "redacted", "source_name"]
 
@@ -38,6 +41,8 @@ SCHEMES: tuple[str, ...] = ("postgresql", "postgres", "sqlite", "mysql", "mariad
 _URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9]*)(\+[a-z0-9_]+)?://", re.IGNORECASE)
 _PARAMS = ("table", "query", "order_by")
 _TIMEOUT_S = 10
+_CHUNK_ROWS = 1_000_000
+"""Rows fetched at a time (a table of up to a million rows is read in one go, as pandas reads it)."""
 
 
 def is_database_url(source: Any) -> bool:
@@ -194,16 +199,26 @@ def read_database(source: str, *, name: str | None = None) -> Any:
                          "(psycopg for PostgreSQL).") from None  # fmt: skip
     except ModuleNotFoundError as exc:
         raise InputError(f"The driver {exc.name} for {url.get_backend_name()} is not installed.") from None
+    import time
+
+    deadline = time.monotonic() + DATABASE_SECONDS
     try:
         statement = _statement(url, engine)
         with engine.connect() as conn:
             if url.get_backend_name() == "postgresql":
                 conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-            frame = pd.read_sql_query(statement, conn)
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(DATABASE_SECONDS * 1000)}")
+            elif url.get_backend_name() == "sqlite":  # the query stops when the deadline passes (a recursive CTE)
+                raw: Any = conn.connection.driver_connection
+                raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+            frame = _bounded_rows(pd.read_sql_query(statement, conn, chunksize=_CHUNK_ROWS), label=label)
             conn.rollback()
     except InputError:
         raise
     except SQLAlchemyError as exc:
+        if time.monotonic() > deadline:
+            raise InputError(f"Table '{label}' was not read from {shown} within {DATABASE_SECONDS:g} s, so the query "
+                             "was stopped; read a table or a query that ends.") from None  # fmt: skip
         raise InputError(f"Table '{label}' could not be read from {shown}: {_reason(exc, source)}") from None
     finally:
         engine.dispose()
@@ -217,6 +232,25 @@ def read_database(source: str, *, name: str | None = None) -> Any:
         if frame[col].dtype == object and frame[col].isna().any():
             frame[col] = frame[col].where(frame[col].notna(), np.nan)
     return check_frame(frame, name=label)
+
+
+def _bounded_rows(chunks: Any, *, label: str) -> Any:
+    """The chunks of a result as one frame, refused once it holds more than :data:`MAX_PARQUET_CELLS` cells (a
+    query that never ends is stopped by the deadline; one that returns 10^9 rows, here): memory stays bounded."""
+    import pandas as pd
+
+    from audit_core.common.table_files import MAX_PARQUET_CELLS
+
+    parts, cells = [], 0
+    for chunk in chunks:
+        parts.append(chunk)
+        cells += chunk.size
+        if cells > MAX_PARQUET_CELLS:
+            raise InputError(f"Table '{label}' from the database holds more than {MAX_PARQUET_CELLS:,} cells; read a "
+                             "sample (a query with LIMIT, or a smaller table).")  # fmt: skip
+    if not parts:
+        return pd.DataFrame()
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
 def _null_pool() -> Any:

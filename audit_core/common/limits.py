@@ -20,6 +20,7 @@ __all__ = [
     "BANDWIDTH_SCALE",
     "CANARIES",
     "CPU_AUDIT_SECONDS",
+    "DATABASE_SECONDS",
     "DELTA",
     "DISCLOSURE_ATTACKS",
     "DP_DELTA",
@@ -44,12 +45,15 @@ __all__ = [
     "MAX_ARRAY_MB",
     "MAX_CLASSES",
     "MAX_IMAGES",
+    "MAX_LABELS_MB",
     "MAX_MODEL_MB",
     "MAX_PIXEL_VALUES",
+    "MAX_PNG_MB",
     "MIN_IMAGES",
     "MIN_MODELS",
     "MIN_TRAIN_ROWS",
     "MODELS",
+    "MODEL_FIRST_SECONDS",
     "PRIOR",
     "REFERENCE_EPOCHS",
     "REFERENCE_MODELS",
@@ -178,6 +182,15 @@ MAX_ARRAY_MB = 1024
 CPU_AUDIT_SECONDS = 900
 """The longest a fabrication audit's training, or its attacks, may be expected to run on a CPU (a GPU is not limited):
 beyond it the run is refused before it starts, with what to change (fewer images, an uploaded model)."""
+MAX_LABELS_MB = 64
+"""Largest ``labels.csv`` of a PNG folder, in MiB (200,000 rows of a file name, a label and a mask fit in 10)."""
+MAX_PNG_MB = 4
+"""Largest PNG file of a folder upload, in MiB (a 64x64 colour image takes 12 KiB of pixels)."""
+DATABASE_SECONDS = 120.0
+"""The longest a table may take to be read from a database (``?table=`` or ``?query=``); then the query is stopped."""
+MODEL_FIRST_SECONDS = 10.0
+"""The longest an uploaded ONNX model may take on its first 64 records (scikit-learn forests of 500 trees take
+milliseconds); beyond it the run is stopped (a graph that loops) with one sentence."""
 MAX_MODEL_MB = 200
 """Largest model file, in MiB (ResNet-18 weights are 45 MB)."""
 

@@ -48,6 +48,7 @@ __all__ = [
     "describe_input",
     "package_versions",
     "pdf_available",
+    "require_pdf",
     "to_json_text",
 ]
 
@@ -83,6 +84,14 @@ def _chromium() -> str | None:
 def pdf_available() -> bool:
     """True when a local Chromium can print reports to PDF."""
     return _chromium() is not None
+
+
+def require_pdf() -> str:
+    """The local Chromium that prints reports to PDF; without one, the refusal (checked before an audit runs)."""
+    browser = _chromium()
+    if browser is None:
+        raise InputError("PDF export needs a local Chromium (apt-get install chromium); the HTML report works without it.")
+    return browser
 
 
 @dataclass(frozen=True)
@@ -319,9 +328,7 @@ class Report:
         Raises :class:`InputError` when no Chromium is installed
         (``apt-get install chromium``).
         """
-        browser = _chromium()
-        if browser is None:
-            raise InputError("PDF export needs a local Chromium (apt-get install chromium); the HTML report works without it.")
+        browser = require_pdf()
         path = Path(path).resolve()
         with tempfile.TemporaryDirectory() as tmp:
             page = Path(tmp) / "report.html"
@@ -336,7 +343,19 @@ class Report:
                 f"--print-to-pdf={path}",
                 page.as_uri(),
             ]
-            subprocess.run(cmd, check=True, capture_output=True, timeout=timeout_s)
+            try:
+                subprocess.run(cmd, check=True, capture_output=True, timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise InputError(f"Chromium did not print the PDF report within {timeout_s:g} s; the HTML report "
+                                 "has the same content.") from None  # fmt: skip
+            except subprocess.CalledProcessError as exc:
+                raise InputError(f"Chromium could not print the PDF report (it exited with status {exc.returncode}); "
+                                 "the HTML report has the same content.") from None  # fmt: skip
+            except OSError as exc:
+                raise InputError(f"Chromium could not be started to print the PDF report ({exc.strerror}); the HTML "
+                                 "report has the same content.") from None  # fmt: skip
+        if not path.is_file() or path.stat().st_size == 0:
+            raise InputError("Chromium wrote no PDF report; the HTML report has the same content.")
         return path
 
 

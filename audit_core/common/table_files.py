@@ -27,6 +27,8 @@ from audit_core.common.limits import TABLE_COLUMNS
 __all__ = [
     "FILE_SHA256",
     "FILE_SIZE",
+    "MAX_PARQUET_CELLS",
+    "MAX_PARQUET_TEXT_MB",
     "MAX_UPLOAD_MB",
     "MISSING_TOKENS",
     "check_frame",
@@ -42,6 +44,10 @@ FILE_SIZE = "file_size"
 
 MAX_UPLOAD_MB = 200
 """Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
+MAX_PARQUET_CELLS = 100_000_000
+"""Most cells (rows x columns) a Parquet table may declare: about what a 200 MB CSV can hold."""
+MAX_PARQUET_TEXT_MB = 4 * MAX_UPLOAD_MB
+"""Most text a Parquet table may decode to, in MiB (dictionary pages can repeat one long string without end)."""
 
 MISSING_TOKENS: tuple[str, ...] = (
     "",
@@ -171,6 +177,49 @@ def _parquet_columns_as_text(table: Any, *, name: str) -> Any:
     return table
 
 
+def _check_parquet_cells(rows: int, columns: int, *, name: str) -> None:
+    """Refuse a Parquet file whose footer declares more cells than :data:`MAX_PARQUET_CELLS`, before a page is read
+    (a few hundred KB of run-length-encoded zeros can declare 10^9 rows)."""
+    if rows * max(columns, 1) > MAX_PARQUET_CELLS:
+        raise InputError(f"Table '{name}' declares {rows:,} rows of {columns:,} columns ({rows * columns:,} cells); at "
+                         f"most {MAX_PARQUET_CELLS:,} cells are accepted: upload a sample.")  # fmt: skip
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+                or pa.types.is_large_binary(kind))  # fmt: skip
+
+
+def _text_bounded(table: Any, *, name: str) -> Any:
+    """Text columns read as dictionaries (no value repeated in memory yet), their cells checked against the CSV
+    reader's field limit and their total length against :data:`MAX_PARQUET_TEXT_MB`, then decoded: a 1 MB string
+    referenced by a million rows is refused, not expanded to a terabyte."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    budget = MAX_PARQUET_TEXT_MB * 2**20
+    total = 0
+    for i, fld in enumerate(table.schema):
+        if not pa.types.is_dictionary(fld.type):
+            continue
+        for chunk in table.column(i).chunks:
+            lengths = pc.binary_length(chunk.dictionary)
+            longest = pc.max(lengths).as_py() or 0
+            if longest > csv.field_size_limit():
+                raise InputError(f"Table '{name}' has a cell of {longest:,} characters in column '{fld.name}'; cells "
+                                 f"longer than {csv.field_size_limit():,} characters are not accepted.")  # fmt: skip
+            total += pc.sum(lengths.take(chunk.indices)).as_py() or 0
+            if total > budget:
+                raise InputError(f"Table '{name}' holds over {MAX_PARQUET_TEXT_MB:,} MB of text once decoded; upload a "
+                                 "sample.")  # fmt: skip
+        table = table.set_column(i, pa.field(fld.name, fld.type.value_type), table.column(i).cast(fld.type.value_type))
+    return table
+
+
 def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -180,7 +229,9 @@ def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
         names = [str(c) for c in parquet.schema_arrow.names]
         _check_column_count(len(names), name=name)
         check_unique_names(names, name=name)
-        table = parquet.read()
+        _check_parquet_cells(parquet.metadata.num_rows, len(names), name=name)
+        text = [f.name for f in parquet.schema_arrow if _is_text(f.type)]
+        table = _text_bounded(pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read(), name=name)
     except (pa.ArrowException, OSError, ValueError) as exc:
         if isinstance(exc, InputError):
             raise
@@ -427,4 +478,26 @@ def check_frame(frame: pd.DataFrame, *, name: str) -> pd.DataFrame:
     check_unique_names(names, name=name)
     frame = frame.copy() if frame.columns.tolist() != names or not isinstance(frame.index, pd.RangeIndex) else frame
     frame.columns = names
+    decoded = {i: text for i, col in enumerate(names) if (text := _checked_cells(frame.iloc[:, i], col, name=name)) is not None}
+    if decoded:
+        frame = frame.copy()  # never the caller's own frame
+        for i, text in decoded.items():
+            frame.isetitem(i, text)
     return frame.reset_index(drop=True)
+
+
+def _checked_cells(values: pd.Series, col: str, *, name: str) -> pd.Series | None:
+    """A column of a DataFrame given as it is (the Python API) holds what a file could: no complex numbers, and bytes
+    only as UTF-8 text (decoded, as a Parquet binary column is: the column to use instead, None when it is fine)."""
+    if pd.api.types.is_complex_dtype(values.dtype):
+        raise InputError(f"Column '{col}' of table '{name}' holds complex numbers; give real numbers.")
+    if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) not in ("bytes", "mixed", "mixed-integer"):
+        return None
+    raw = values.map(lambda v: isinstance(v, bytes | bytearray | memoryview)).to_numpy(dtype=bool)
+    if not raw.any():
+        return None
+    try:
+        return values.where(~raw, values[raw].map(lambda v: bytes(v).decode("utf-8")))
+    except UnicodeDecodeError:
+        raise InputError(f"Column '{col}' of table '{name}' holds binary data that is not text; drop the column or "
+                         "store it as text.") from None  # fmt: skip

@@ -112,6 +112,17 @@ def _check_sides(included: np.ndarray, *, name: str, column: str) -> None:
                          "trained on with canaries left out, so it needs both.")  # fmt: skip
 
 
+def _check_distinct(canaries: pd.DataFrame, *, name: str) -> None:
+    """Each canary once: two rows with the same features and label are one record counted twice (its coin flipped
+    twice, or contradicting itself), which the one-run test's independent coins do not allow."""
+    repeated = canaries.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        first, again = (int(i) for i in np.flatnonzero(repeated)[:2])
+        raise InputError(f"Canary file '{name}' lists the same canary more than once ({int(repeated.sum()):,} rows, "
+                         f"first rows {first} and {again}: the same features and label); each canary must be a distinct "
+                         "record with its own coin flip.")  # fmt: skip
+
+
 def _coin_note(included: np.ndarray, *, column: str) -> str | None:
     k, m = int(included.sum()), len(included)
     p = float(stats.binomtest(k, m, 0.5).pvalue)
@@ -134,6 +145,7 @@ def _read_canary_file(table: pd.DataFrame, *, target: str, included_column: str 
         raise InputError(f"The label column '{target}' of '{name}' has {empty:,} empty cell{'s' * (empty > 1)}; "
                          "every canary needs the label it was trained with.")  # fmt: skip
     x = table.drop(columns=[target, included_column])
+    _check_distinct(table.drop(columns=[included_column]), name=name)
     aligned = align_tables({name: x}, types=infer_column_types(x))
     features = aligned[name].reindex(columns=[str(c) for c in x.columns])  # every column, in table order, as the model
     notes = [yes_no_note(table[included_column], column=included_column, yes="included", no="left out"),

@@ -111,3 +111,44 @@ def test_the_contract_document_lists_every_flag_as_help_prints_it():
     from audit_core.registry import REGISTRY, TOOLS
 
     assert {m.group("name") for m in update.BLOCK.finditer(text)} == {*REGISTRY, *TOOLS}
+
+
+@pytest.mark.slow
+def test_progress_is_lines_only_when_asked_and_a_late_refusal_stays_one_line(tmp_path, capsys):
+    """Without a terminal: no progress, so a refusal found after the run (an output that cannot be written) is the
+    only line on stderr; ``--progress`` prints the steps as lines for a log; on a terminal one line is redrawn."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    from audit_core.__main__ import _Progress, main
+
+    scores = tmp_path / "scores.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"score": rng.normal(size=300), "is_member": rng.integers(0, 2, 300)}).to_csv(scores, index=False)
+    assert main(["scores", "--scores", str(scores), "--json", "/dev/full"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == ["error: Writing --json /dev/full failed (No space left on device)."]
+    from tests.hostile_inputs import canary_table
+    from tests.model_files import two_class_onnx
+
+    model, canaries = tmp_path / "m.onnx", tmp_path / "canaries.csv"
+    model.write_bytes(two_class_onnx())
+    canary_table().to_csv(canaries, index=False)
+    dp = ["dp-audit-model", "--model", str(model), "--canaries-file", str(canaries), "--target", "y", "--epsilon", "1"]
+    assert main(dp) == 0
+    assert "%]" not in capsys.readouterr().err  # stderr is no terminal here
+    assert main(["--progress", *dp]) == 0
+    assert "[100.0 %] Done" in capsys.readouterr().err.splitlines()
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "stderr", terminal)
+        shown = _Progress(quiet=False, lines=False)
+        shown(0.5, "half way")
+        shown.clear()
+    assert terminal.getvalue() == "\r\x1b[K[ 50.0 %] half way\r\x1b[K"  # drawn in place, then erased
