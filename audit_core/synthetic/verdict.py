@@ -34,7 +34,7 @@ from audit_core.common.decision import (
 )
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
-from audit_core.synthetic.comparison import GeneratorComparison
+from audit_core.synthetic.comparison import GeneratorComparison, GeneratorRun
 from audit_core.synthetic.disclosure.audit import DISCLOSURE_RECORD_COLUMNS, DisclosureAudit
 from audit_core.synthetic.explanations import exposed_records
 from audit_core.synthetic.figures import (
@@ -61,6 +61,7 @@ __all__ = [
     "comparison_verdict",
     "decision",
     "risk_level",
+    "shadow_decision",
     "verdict",
     "with_disclosure",
 ]
@@ -350,6 +351,13 @@ def _reference_sentence(run: Any, audit: SyntheticAudit) -> str:
     what = ("resampled training rows, not a generator: it shows what a copying generator looks like"
             if run.name == "bootstrap" else "unseen real rows, not a generator: it shows what chance looks like")  # fmt: skip
     return f"{run.label} is {_REFERENCES[run.name]} ({what}): AUC {t.auc:.3f}, {tpr}."
+
+
+def shadow_decision(run: GeneratorRun) -> Decision | None:
+    """One generator's shadow-attack decision, named by its label (the comparison page's tab); None when not run."""
+    from audit_core.synthetic.shadow.verdict import decision as shadow
+
+    return None if run.shadow is None else shadow(run.shadow, label=run.label)
 
 
 def comparison_decision(comparison: GeneratorComparison) -> Decision:

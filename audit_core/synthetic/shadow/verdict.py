@@ -66,11 +66,12 @@ RULES: tuple[str, ...] = (
 """The cut-offs behind the shadow attack's decision."""
 
 
-def decision(attack: ShadowAttack) -> Decision:
+def decision(attack: ShadowAttack, *, label: str = "") -> Decision:
     """The release decision: high when a target is told apart at 1 % (family-wise), elevated at 5 %, inconclusive
-    when too few shadow models could never reach 5 %, low otherwise."""
-    return decide(findings(attack), low=f"no target is told apart by re-running the generator ({attack.n_shadows} shadow "
-                  "models); passing this attack does not prove anonymity.", rules=RULES)  # fmt: skip
+    when too few shadow models could never reach 5 %, low otherwise (``label``: the generator's name in words)."""
+    low = (f"no target is told apart by re-running the generator ({attack.n_shadows} shadow models); passing this "
+           "attack does not prove anonymity.")  # fmt: skip
+    return decide(findings(attack, label=label), low=low, rules=RULES, subject=f"Shadow attack on {label}" if label else "")
 
 
 def verdict(attack: ShadowAttack) -> str:
