@@ -255,8 +255,6 @@ def verdict(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) ->
 _LIMITS = [
     "The true-distribution attack fits its densities on the real membership labels (cross-fitted): it is an upper "
     "bound on what an attacker can do with distances alone, not a realistic attacker.",
-    "Only the distance to the nearest synthetic record is used; attacks that model the full joint distribution "
-    "(e.g. DOMIAS-style density ratios in feature space) may find more.",
     "A result of 'no measurable risk' is evidence at this sample size, not proof: TPR at FPR alpha needs at least "
     "10/alpha non-members to be measured at all.",
     INTERVAL_LIMIT,
@@ -266,6 +264,14 @@ _LIMITS = [
     "Exact copies are counted over the whole training and holdout tables (every compared column equal, missing equal to "
     "missing); the one-sided Fisher exact test assumes the split into training and holdout was random.",
 ]
+
+_DISTANCE_ONLY = ("Only the distance to the nearest synthetic record is used; attacks that model the full joint "
+                  "distribution (e.g. DOMIAS-style density ratios in feature space) may find more.")  # fmt: skip
+_LEARNED_LIMIT = ("The learned attacker learns from the audit's own labels what sets members apart (cross-fitting: each "
+                  "record is scored by a model fitted on the other folds): an attacker who knows some members. It sees "
+                  "distances to the nearest synthetic rows, agreement with the best match and the density ratio, not "
+                  "the full joint distribution; an attacker who re-runs the generator may find more (the shadow-"
+                  "generator attack, when the generator is known).")  # fmt: skip
 
 
 def build_report(
@@ -317,7 +323,7 @@ def build_report(
         figures=figures,
         tables=tables,
         verdict=verdict(audit),
-        limits=[*_LIMITS, *audit.warnings],
+        limits=[_LEARNED_LIMIT if "learned" in audit.attacks else _DISTANCE_ONLY, *_LIMITS, *audit.warnings],
         seed=int(audit.settings["seed"]),
     )
 

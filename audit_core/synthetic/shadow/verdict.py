@@ -86,9 +86,9 @@ def verdict(attack: ShadowAttack) -> str:
 
 
 _LIMITS = [
-    "The attacker is assumed to know the generator and its settings and to hold population data like the training "
-    "data (the shadow sets are drawn from it); a weaker attacker does worse, a stronger one (more shadow models, "
-    "better features) may do better.",
+    "The shadow-generator attack assumes the attacker knows the generator and its settings and holds population data "
+    "like the training data (the shadow sets are drawn from it); a weaker attacker does worse, a stronger one (more "
+    "shadow models, better features) may do better.",
     "Each target's AUC rests on K shadow outputs (K / 2 with it, K / 2 without); its p-value is an exact permutation "
     "test of the whole cross-fitted procedure, Holm-adjusted over the targets, so 'told apart' is wrong for any "
     f"target with probability at most {SHADOW_ALPHA:g} altogether.",
