@@ -108,5 +108,6 @@ def test_shadow_attack_section_keeps_the_fits_and_reads_the_references():
     assert told["Population (chance reference)"].startswith("0 of")
     # each generator's own decision in its tab: the bootstrap's targets told apart, the population's nobody
     told_box = [b.value for b in [*at.warning, *at.error] if "Shadow attack on Bootstrap (leaky reference)" in b.value]
-    assert told_box and "4 of the 4 most unusual training records can be told apart" in told_box[0]
+    assert told_box
+    assert "4 of the 4 most unusual training records can be told apart" in told_box[0]
     assert any("Shadow attack on Population (chance reference)" in b.value for b in at.success)
