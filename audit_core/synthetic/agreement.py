@@ -109,6 +109,7 @@ _QUERY_BLOCK_ROWS = 50_000  # largest query block per Dask task
 _BLOCK = 512  # reference rows per block: 4 x 512 accumulators stay in L1, as in the distance engine
 _TILE = 4  # queries sharing one pass over a block (the kernel is written for 4)
 _SORT_KEYS = 3  # columns the tables are sorted by (the most informative ones)
+_SMALL_PAIRS = 4_000_000  # scans with fewer pairs run on one thread
 _MASK_OVERFLOW_BIT = 62  # block code masks: bit c for codes c < 62, bit 62 for "some larger code"
 
 
@@ -285,15 +286,24 @@ def _terms(levels: np.ndarray, qw: dict[str, np.ndarray], qi: np.ndarray, pn: in
 
 
 def pair_scores(
-    weights: AgreementWeights, query: MatchTable, reference: MatchTable, query_rows: np.ndarray, reference_rows: np.ndarray
+    weights: AgreementWeights,
+    query: MatchTable,
+    reference: MatchTable,
+    query_rows: np.ndarray,
+    reference_rows: np.ndarray,
+    *,
+    query_weights: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """float64 score and agreement pattern (:data:`EQUAL`, ...; int8 ``[k, p]``) of the pairs ``(query_rows[k],
-    reference_rows[k])``."""
+    reference_rows[k])`` (``query_weights``: ``weights.query_weights(query)`` when already made)."""
     qi = np.asarray(query_rows, dtype=np.int64)
     ri = np.asarray(reference_rows, dtype=np.int64)
     levels = _levels(query, reference, qi, ri, weights.tolerances)
-    qw = weights.query_weights(query.rows(np.unique(qi)) if qi.size else query.rows(qi))
-    local = np.searchsorted(np.unique(qi), qi) if qi.size else qi
+    if query_weights is None:
+        uniq = np.unique(qi)
+        qw, local = weights.query_weights(query.rows(uniq)), np.searchsorted(uniq, qi)
+    else:
+        qw, local = query_weights, qi
     score = _terms(levels, qw, local, query.encoded.numeric.shape[1]).sum(axis=1)
     pattern = np.select([levels == 3, levels >= 1, levels == 0], [EQUAL, CLOSE, DISAGREE], MISSING).astype(np.int8)
     return score, pattern
@@ -508,13 +518,17 @@ def _agreement_kernel(  # pragma: no cover - compiled by numba
 
 
 def _engine(
-    query: MatchTable, reference: MatchTable, weights: AgreementWeights, *, progress: ProgressFn | None
+    query: MatchTable,
+    reference: MatchTable,
+    weights: AgreementWeights,
+    qw: dict[str, np.ndarray],
+    *,
+    progress: ProgressFn | None,
 ) -> np.ndarray:
-    """The best reference row of every query (the numba scan; ties in float32 to the lowest row)."""
+    """The best reference row of every query (the numba scan; ties in float32 to the lowest row); ``qw``: its weights."""
     n, m = query.n_rows, reference.n_rows
     pn = query.encoded.numeric.shape[1]
     qk, rk = _exact_keys(query, reference)
-    qw = weights.query_weights(query)
     f32 = np.float32
     r_num = reference.encoded.numeric
     r_cat = reference.encoded.codes
@@ -555,21 +569,34 @@ def _engine(
     n_pad = n + pad
     best_s = np.empty(n_pad, dtype=np.float32)
     best_i = np.empty(n_pad, dtype=np.int64)
-    report = as_progress(progress)
     chunk = max(2048, _TILE * 128 * numba.get_num_threads())
+    threads = numba.get_num_threads()
+    if n * m < _SMALL_PAIRS:  # waking a second thread costs more than the scan (and far more on a busy machine)
+        numba.set_num_threads(1)
+    try:
+        _run_kernel(args_q, args_r, start_block, r_order, (lo, hi, nmiss, mask, cmiss), best_s, best_i, chunk=chunk, n=n,
+                    progress=progress)  # fmt: skip
+    finally:
+        numba.set_num_threads(threads)
+    rows = np.empty(n, dtype=np.int64)
+    rows[q_order] = best_i[:n]
+    return rows
+
+
+def _run_kernel(args_q, args_r, start_block, r_order, bounds, best_s, best_i, *, chunk: int, n: int, progress) -> None:
+    """:func:`_agreement_kernel` over the sorted, padded queries in chunks, reporting progress after each."""
+    report = as_progress(progress)
+    n_pad = best_s.size
     for s0 in range(0, n_pad, chunk):
         s1 = min(n_pad, s0 + chunk)
         sl = slice(s0, s1)
         with NUMBA_LOCK:
             _agreement_kernel(  # type: ignore[call-arg]
-                *(a[sl] for a in args_q), *args_r, start_block[s0 // _TILE : s1 // _TILE], r_order,
-                lo, hi, nmiss, mask, cmiss, best_s[sl], best_i[sl],
+                *(a[sl] for a in args_q), *args_r, start_block[s0 // _TILE : s1 // _TILE], r_order, *bounds,
+                best_s[sl], best_i[sl],
             )  # fmt: skip
         done = min(s1, n)
         report(done / max(n, 1), f"best-matching row: {done:,} of {n:,} records")
-    rows = np.empty(n, dtype=np.int64)
-    rows[q_order] = best_i[:n]
-    return rows
 
 
 def best_agreement(
@@ -579,30 +606,34 @@ def best_agreement(
     *,
     client: Any = None,
     progress: ProgressFn | None = None,
+    query_weights: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each query record's best-matching reference row: ``(score, row)``, float64 and int64.
 
     The pruned, tiled float32 scan of the module docstring picks the row (ties to the lowest
     row); its score is then recomputed in float64. With a Dask ``client`` the query blocks and
-    reference blocks are tasks on the cluster, reduced by score then row.
+    reference blocks are tasks on the cluster, reduced by score then row. ``query_weights``:
+    ``weights.query_weights(query)`` when already made (several scans of the same records).
     """
     check_same_encoding(query.encoded, reference.encoded)
     n = query.n_rows
     if n == 0 or reference.n_rows == 0:
         return np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
-    if client is None:
-        rows = _engine(query, reference, weights, progress=progress)
-    else:
+    if client is not None:
         rows = _on_cluster(query, reference, weights, client=client, progress=progress)
-    return pair_scores(weights, query, reference, np.arange(n), rows)[0], rows
+        return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=query_weights)[0], rows
+    qw = weights.query_weights(query) if query_weights is None else query_weights
+    rows = _engine(query, reference, weights, qw, progress=progress)
+    return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=qw)[0], rows
 
 
 # ----------------------------------------------------------------------------- on a Dask cluster
 def _block_best(query: MatchTable, reference: MatchTable, weights: AgreementWeights, rows: np.ndarray) -> tuple:
     """One task: the engine over one reference block; (float64 score, global row)."""
     match_worker_threads()
-    local = _engine(query, reference, weights, progress=None)
-    score = pair_scores(weights, query, reference, np.arange(query.n_rows), local)[0]
+    qw = weights.query_weights(query)
+    local = _engine(query, reference, weights, qw, progress=None)
+    score = pair_scores(weights, query, reference, np.arange(query.n_rows), local, query_weights=qw)[0]
     return score, rows[local]
 
 

@@ -44,7 +44,14 @@ from audit_core.synthetic.attack_set import (
     pseudo_labels,
     stratified_folds,
 )
-from audit_core.synthetic.copies import copy_test, near_copy_test, table_overlaps, verbatim_records
+from audit_core.synthetic.copies import (
+    copied_rows,
+    copy_test,
+    near_copy_test,
+    row_keys,
+    table_overlaps,
+    verbatim_records,
+)
 from audit_core.synthetic.density import LOG_AXIS_SCALE
 from audit_core.synthetic.distributed_distance import nearest_gower_on
 from audit_core.synthetic.encoding import GowerEncoding, encode_for_gower
@@ -163,7 +170,8 @@ def audit_synthetic(
     report(0.0, "checking the tables")
     rng = np.random.default_rng(seed)
     aligned = _align_inputs(train, holdout, synthetic, auxiliary, types)
-    overlaps = table_overlaps(aligned.frames, aligned.types)
+    keys = {name: row_keys(frame, aligned.types) for name, frame in aligned.frames.items()}
+    overlaps = table_overlaps(aligned.frames, aligned.types, keys=keys)
     holdout_flag = check_holdout(overlaps)
     warnings = [*aligned.warnings, *([holdout_flag] if holdout_flag else [])]
     attack = draw_attack_set(aligned, options.aux_share, options.balance, options.max_per_class, rng, warnings)
@@ -179,7 +187,9 @@ def audit_synthetic(
     settings = options.to_json(seed)
     scored = score_attacks(dist.attack, attack.is_member, folds, dist.auxiliary, pseudo, settings)
     report(1.0, "done")
-    records, attacks = _attack_records(attack, dist, scored, linkage)
+    copied = np.r_[np.isin(keys["train"][attack.train_rows], keys["synthetic"]),
+                   np.isin(keys["holdout"][attack.holdout_rows], keys["synthetic"])]  # fmt: skip
+    records, attacks = _attack_records(attack, dist, scored, linkage, copied)
     return SyntheticAudit(
         records=records,
         attacks=attacks,
@@ -195,11 +205,12 @@ def audit_synthetic(
         settings=settings,
         types=aligned.types,
         warnings=tuple(warnings),
-        copy_test=copy_test(overlaps),
+        copy_test=copy_test(overlaps, unfolded_train_copies=int(copied_rows(aligned["train"], aligned["synthetic"],
+                                                                             aligned.types, fold=False).sum())),
         overlaps=overlaps,
         holdout_flag=holdout_flag,
         near_copies=near_copy_test(dist.attack, attack.is_member, dist.auxiliary),
-        verbatim=verbatim_records(aligned.frames, aligned.types),
+        verbatim=verbatim_records(aligned.frames, aligned.types, keys=keys),
         linkage=linkage,
         frames={name: _compact(aligned[name], aligned.types) for name in ("train", "holdout", "synthetic")},
         encoding=dist.encoder,
@@ -313,7 +324,7 @@ def _linkage(
 
 
 def _attack_records(
-    attack: AttackSet, dist: _Distances, scored: AttackScores, linkage: LinkageTest
+    attack: AttackSet, dist: _Distances, scored: AttackScores, linkage: LinkageTest, copied: np.ndarray
 ) -> tuple[pd.DataFrame, dict[str, AttackMetrics]]:
     """The per-record table (:data:`~audit_core.synthetic.result.RECORD_COLUMNS`) and the scored attacks, density ratio too."""
     is_member = attack.is_member
@@ -334,6 +345,7 @@ def _attack_records(
             "p_member_realistic_supported": scored.supported_real,
             "linkage_score": linkage.statistic[at],
             "near_copy": linkage.near[at],
+            "copied": copied,
         }
     )
     attacks = dict(scored.attacks)

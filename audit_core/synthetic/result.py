@@ -36,6 +36,7 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "p_member_realistic_supported",
     "linkage_score",
     "near_copy",
+    "copied",
 )
 
 
@@ -78,7 +79,8 @@ class SyntheticAudit:
         distance, the probability reads near the prior; "too little data to tell"),
         ``linkage_score`` (the record-linkage scan's relative statistic: how much more the
         record agrees with its best synthetic match than with any auxiliary record) and
-        ``near_copy`` (flagged by the scan's strongest test).
+        ``near_copy`` (flagged by the scan's strongest test) and ``copied`` (an identical row,
+        categories folded for case and whitespace, is in the synthetic table).
     attacks : dict of str to AttackMetrics
         ``"true_distribution"`` and ``"realistic"``, scored by ``P(member | d)``;
         ``"domias"`` (when ``density_ratio``), scored by

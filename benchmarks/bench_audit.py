@@ -1,0 +1,163 @@
+"""The whole tabular audit at 20k records: its phases, and the CLI against the `gower` package's nearest-neighbour step.
+
+Data: ``sample_data/adult.csv`` (32,561 rows, 14 columns) split at random into 10,000 training,
+10,000 holdout and 10,000 auxiliary rows; the synthetic table is 20,000 training rows drawn with
+replacement, ages moved by up to 2 years and hours by up to 3 (a leaky generator's output). The
+audit attacks 20,000 records (10,000 members, 10,000 non-members) and the 10,000 auxiliary records.
+
+1. The phases of ``audit_synthetic`` in this process, read off its progress messages: input checks
+   and copy counts, encoding, nearest-neighbour search (the synthetic rows, then the auxiliary rows
+   for the density ratio), the record-linkage scan, KDE and attacks. The numba kernels are warmed up
+   first (a compiled kernel is cached on disk after the first run).
+2. The whole CLI in a fresh process (``python -m audit_core tabular ... --json``), imports included.
+3. The peer: ``gower.gower_matrix`` (PyPI `gower`, its array API, categories as float codes: its
+   fastest input) for the nearest synthetic row of the same 30,000 records (attack and auxiliary) in
+   blocks of ``--gower-block`` rows, row minima taken; ``--gower-rows`` of them are timed and the
+   time scaled to all 30,000 (its cost is exactly linear in the rows: no pruning), or all of them
+   with ``--gower-rows 30000``.
+
+Usage: python benchmarks/bench_audit.py [--gower-rows 3000] [--gower-block 1000] [--skip-gower] [--skip-cli]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from audit_core.common.column_types import infer_column_types  # noqa: E402
+from audit_core.synthetic.audit import audit_synthetic  # noqa: E402
+
+PHASES = (
+    ("checking the tables", "input checks, copy counts"),
+    ("encoding the tables", "encoding"),
+    ("nearest synthetic record", "nearest-neighbour search"),
+    ("nearest auxiliary record", "nearest-neighbour search"),
+    ("record-linkage scan", "record-linkage scan"),
+    ("best-matching row", "record-linkage scan"),
+    ("fitting the densities", "KDE and attacks"),
+)
+
+
+def tables(seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Training, holdout, auxiliary (10,000 rows each) and a 20,000-row leaky synthetic table."""
+    src = pd.read_csv(ROOT / "sample_data" / "adult.csv")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(src))
+    train, holdout, aux = (src.iloc[order[i * 10_000 : (i + 1) * 10_000]].reset_index(drop=True) for i in range(3))
+    syn = train.iloc[rng.integers(0, len(train), 20_000)].reset_index(drop=True).copy()
+    syn["age"] = (syn["age"] + rng.integers(-2, 3, len(syn))).clip(17, 90)
+    syn["hours_per_week"] = (syn["hours_per_week"] + rng.integers(-3, 4, len(syn))).clip(1, 99)
+    return {"train": train, "holdout": holdout, "auxiliary": aux, "synthetic": syn}
+
+
+def phases(t: dict[str, pd.DataFrame]) -> tuple[dict[str, float], float]:
+    """Seconds per phase of one in-process audit, and the total."""
+    spent: dict[str, float] = {}
+    state = {"phase": "start", "since": time.perf_counter()}
+
+    def progress(_fraction: float, message: str) -> None:
+        now = time.perf_counter()
+        phase = next((name for prefix, name in PHASES if message.startswith(prefix)), state["phase"])
+        if message == "done":
+            phase = "end"
+        if phase != state["phase"]:
+            spent[str(state["phase"])] = spent.get(str(state["phase"]), 0.0) + now - float(state["since"])
+            state.update(phase=phase, since=now)
+
+    start = time.perf_counter()
+    audit_synthetic(t["train"], t["holdout"], t["synthetic"], t["auxiliary"], seed=0, progress=progress)
+    total = time.perf_counter() - start
+    spent.pop("start", None)
+    return spent, total
+
+
+def cli(t: dict[str, pd.DataFrame]) -> float:
+    """Seconds of the whole CLI audit in a fresh process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for name, frame in t.items():
+            paths[name] = Path(tmp) / f"{name}.csv"
+            frame.to_csv(paths[name], index=False)
+        cmd = [sys.executable, "-m", "audit_core", "--quiet", "tabular", "--train", str(paths["train"]),
+               "--holdout", str(paths["holdout"]), "--auxiliary", str(paths["auxiliary"]),
+               "--synthetic", str(paths["synthetic"]), "--json", str(Path(tmp) / "out.json")]  # fmt: skip
+        start = time.perf_counter()
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        elapsed = time.perf_counter() - start
+        if done.returncode not in (0, 3):
+            raise SystemExit(f"the CLI failed: {done.stderr.strip()}")
+    return elapsed
+
+
+def gower_nn(t: dict[str, pd.DataFrame], rows: int, block: int) -> tuple[float, int]:
+    """Seconds of `gower`'s nearest synthetic row for ``rows`` of the 30,000 attacked records, and the number timed."""
+    import gower
+
+    types = infer_column_types(t["train"])
+    queries = pd.concat([t["train"], t["holdout"], t["auxiliary"]], ignore_index=True)[list(types.columns)]
+    syn = t["synthetic"][list(types.columns)]
+    codes = {c: {v: k for k, v in enumerate(sorted(set(queries[c].astype(str)) | set(syn[c].astype(str))))}
+             for c in types.categorical}  # fmt: skip
+
+    def as_array(df: pd.DataFrame) -> np.ndarray:
+        out = df.copy()
+        for c in types.categorical:
+            out[c] = out[c].astype(str).map(codes[c]).astype(float)
+        return out.to_numpy(dtype=np.float64)
+
+    x, y = as_array(queries.iloc[:rows]), as_array(syn)
+    cat = np.array([c in types.categorical for c in types.columns])
+    start = time.perf_counter()
+    for s in range(0, x.shape[0], block):
+        part = x[s : s + block]
+        if part.shape[0] == y.shape[0]:  # gower forces a symmetric matrix when the row counts are equal
+            part = part[:-1]
+        gower.gower_matrix(part, y, cat_features=cat).min(axis=1)
+    return time.perf_counter() - start, x.shape[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gower-rows", type=int, default=3000)
+    parser.add_argument("--gower-block", type=int, default=1000)
+    parser.add_argument("--skip-gower", action="store_true")
+    parser.add_argument("--skip-cli", action="store_true")
+    args = parser.parse_args()
+    import numba
+
+    print(f"cores: {os.cpu_count()}, numba threads: {numba.get_num_threads()}, load average: "
+          + ", ".join(f"{v:.1f}" for v in os.getloadavg()))  # fmt: skip
+    t = tables()
+    print("tables: " + ", ".join(f"{k} {len(v):,}" for k, v in t.items()))
+    small = {k: v.iloc[:300] for k, v in t.items()}
+    audit_synthetic(small["train"], small["holdout"], small["synthetic"], small["auxiliary"], seed=0)  # warm the kernels
+    spent, total = phases(t)
+    print(f"\nin-process audit: {total:.2f} s")
+    for name, sec in spent.items():
+        print(f"  {name:<28} {sec:7.2f} s  {100 * sec / total:5.1f} %")
+    whole = None if args.skip_cli else cli(t)
+    if whole is not None:
+        print(f"\nwhole CLI (fresh process, imports included): {whole:.2f} s")
+    if not args.skip_gower:
+        sec, rows = gower_nn(t, args.gower_rows, args.gower_block)
+        scaled = sec * 30_000 / rows
+        print(f"\ngower.gower_matrix nearest synthetic row: {rows:,} of 30,000 records in {sec:.1f} s -> "
+              f"{scaled:.0f} s for all 30,000" + (" (measured)" if rows >= 30_000 else " (scaled linearly)"))  # fmt: skip
+        if whole is not None:
+            print(f"whole CLI vs gower's nearest-neighbour step alone: {scaled / whole:.0f}x")
+        print(f"in-process audit vs gower's nearest-neighbour step alone: {scaled / total:.0f}x")
+
+
+if __name__ == "__main__":
+    main()
