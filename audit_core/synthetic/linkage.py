@@ -241,6 +241,20 @@ def _mid_p(hits: np.ndarray, drawn: np.ndarray, n_total: int, n_members: int) ->
     return np.clip(law.sf(hits, n_total, n_members, drawn) + 0.5 * law.pmf(hits, n_total, n_members, drawn), 0.0, 1.0)
 
 
+def _mid_p_table(drawn: int, n_total: int, n_members: int) -> np.ndarray:
+    """The mid-p value of every number of members near, 0..drawn (one hypergeometric pmf, summed from the top)."""
+    from scipy.special import gammaln
+
+    h = np.arange(drawn + 1)
+    log_pmf = (gammaln(n_members + 1) - gammaln(h + 1) - gammaln(n_members - h + 1)
+               + gammaln(n_total - n_members + 1) - gammaln(drawn - h + 1) - gammaln(n_total - n_members - drawn + h + 1)
+               - gammaln(n_total + 1) + gammaln(drawn + 1) + gammaln(n_total - drawn + 1))  # fmt: skip
+    possible = (h <= n_members) & (drawn - h <= n_total - n_members)
+    pmf = np.where(possible, np.exp(np.where(possible, log_pmf, 0.0)), 0.0)
+    above = np.concatenate([np.cumsum(pmf[::-1])[::-1][1:], [0.0]])  # P(X > h)
+    return np.clip(above + 0.5 * pmf, 0.0, 1.0)
+
+
 def _scan_p_value(near: np.ndarray, member: np.ndarray, observed: float, *, seed: int) -> float:
     """The scan's p-value: the mid-rank of the observed smallest mid-p among random relabellings.
 
@@ -258,7 +272,7 @@ def _scan_p_value(near: np.ndarray, member: np.ndarray, observed: float, *, seed
     drawn = near.sum(axis=1)
     table = np.ones((drawn.size, int(drawn.max()) + 1))  # mid-p by test and members near
     for t, d in enumerate(drawn):
-        table[t, : d + 1] = _mid_p(np.arange(d + 1), np.full(d + 1, d), n, n_members)
+        table[t, : d + 1] = _mid_p_table(int(d), n, n_members)
     u = union.size
     null = np.empty(_PERMUTATIONS)
     chunk = max(1, _PERMUTATION_CELLS // max(u, 1))
