@@ -26,15 +26,17 @@ Gower encoding: a weight of 0 leaves the column out).
 
 :func:`best_agreement` finds, for every query record, the reference row with the largest
 score without scoring every pair, in the manner of the nearest-neighbour engine
-(:mod:`audit_core.synthetic.nearest_scan`): both tables sorted by their most informative
-columns, each query starting at the block where it would sit, blocks of 512 rows scored
-4 queries at a time in float32, and a block skipped when an upper bound of its score (from
-its per-column min / max, the categories it holds and whether it has missing values) is
-below the best found. The pruning is exact; the chosen pair's score is recomputed in
-float64 (:func:`pair_scores`), and :func:`agreement_matrix` is the plain reading of the
-formula the tests compare it with. With a Dask client the query and reference blocks
-are tasks on the cluster (the same numbers: one reference block up to
-:data:`REFERENCE_BLOCK_ROWS` rows).
+(:mod:`audit_core.synthetic.nearest_scan`, a compiled numba kernel): both tables sorted by
+their columns, fewest distinct values first, so a block of 128 reference rows holds few
+values of each; per query an upper bound of its score over every block (from the block's
+per-column min / max, a bit mask of its codes and whether it has missing values), the blocks
+read best bound first and the scan stopped at the first block whose bound cannot reach the
+best found; inside a block the columns read heaviest first, and the block dropped when no
+row's partial score plus the most the unread columns can add reaches the best. Scores are
+summed in float32; the pruning is exact, and the chosen pair's score is recomputed in float64
+(:func:`pair_scores`). :func:`agreement_matrix` is the plain reading of the formula the tests
+compare it with. With a Dask client the query and reference blocks are tasks on the cluster
+(the same numbers: one reference block up to :data:`REFERENCE_BLOCK_ROWS` rows).
 
 :func:`best_matches` is the public entry on data frames: per record, the score of its
 best-matching synthetic row, that row, its number of exactly equal columns and the
@@ -106,8 +108,7 @@ REFERENCE_BLOCK_ROWS = 2_000_000
 """Reference rows per Dask task; more rows are split into blocks (as the distance engine's)."""
 
 _QUERY_BLOCK_ROWS = 50_000  # largest query block per Dask task
-_BLOCK = 128  # reference rows per block: small blocks, tight bounds (4 x 128 accumulators)
-_TILE = 4  # queries sharing one pass over a block (the kernel is written for 4)
+_BLOCK = 128  # reference rows per block: small blocks, tight bounds
 _CHECK_EVERY = 3  # inside a block, a look at whether any row can still reach a best every this many columns
 _SMALL_PAIRS = 4_000_000  # scans with fewer pairs run on one thread
 _MASK_OVERFLOW_BIT = 62  # block code masks: bit c for codes c < 62, bit 62 for "some larger code"
@@ -422,144 +423,83 @@ def _agreement_kernel(  # pragma: no cover - compiled by numba
     tol1, tol2, block, kinds, columns, checks, r_order, lo, hi, nmiss, mask, cmiss,
     best_s, best_i,
 ):  # fmt: skip
-    # Queries come padded to a multiple of 4 (padding rows have weight 0); best_s and best_i come
-    # in holding a best already found (-inf and m for none). Each group of 4 bounds its score over
-    # every block (per-column min / max, codes, missing values) and reads the blocks best bound
-    # first, skipping a block none of the 4 can beat (or tie) in and stopping at the first that
-    # none of them could. Inside a block the columns are read heaviest first (kinds, columns: 0 for
-    # a number, 1 for a category, and its index); at each position with checks[pos] the block is
-    # dropped when no row's score so far plus the most the unread columns can add (rest) reaches a best.
+    # best_s and best_i come in holding a best already found (-inf and m for none). Each query
+    # bounds its score over every block (per-column min / max, codes, missing values) and reads
+    # the blocks best bound first, stopping at the first whose bound cannot reach its best. Inside
+    # a block the columns are read heaviest first (kinds, columns: 0 for a number, 1 for a
+    # category, and its index); at each position with checks[pos] the block is dropped when no
+    # row's score so far plus the most the unread columns can add (rest) reaches the best.
     n = q_num.shape[0]
     p = kinds.shape[0]
     m = r_order.shape[0]
     n_blocks = (m + block - 1) // block
     zero = np.float32(0.0)
-    for t in numba.prange(n // 4):
-        q = 4 * t
-        acc = np.empty((4, block), dtype=np.float32)
-        ub = np.empty((4, n_blocks), dtype=np.float32)
-        bkey = np.empty(n_blocks, dtype=np.float32)
-        bs = np.empty(4, dtype=np.float32)
-        bi = np.empty(4, dtype=np.int64)
-        for i in range(4):
-            bs[i] = best_s[q + i]
-            bi[i] = best_i[q + i]
-            _upper_bounds(q + i, ub[i], q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2,
-                          lo, hi, nmiss, mask, cmiss)  # fmt: skip
-        for b in range(n_blocks):
-            bkey[b] = max(max(ub[0, b], ub[1, b]), max(ub[2, b], ub[3, b]))
-        order = np.argsort(-bkey)
+    for q in numba.prange(n):
+        acc = np.empty(block, dtype=np.float32)
+        ub = np.empty(n_blocks, dtype=np.float32)
+        bs = best_s[q]
+        bi = best_i[q]
+        _upper_bounds(q, ub, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, mask, cmiss)
+        order = np.argsort(-ub)
         for o in range(n_blocks):
             b = order[o]
-            low = min(min(bs[0], bs[1]), min(bs[2], bs[3]))
-            if bkey[b] < low - np.float32(1e-4) - np.float32(1e-5) * abs(low):
-                break  # no later block can hold a better row for any of the 4
-            skip = True
-            for i in range(4):
-                if ub[i, b] >= bs[i] - np.float32(1e-4) - np.float32(1e-5) * abs(bs[i]):
-                    skip = False
-                    break
-            if skip:
-                continue
+            if ub[b] < bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs):
+                break  # no later block can hold a better (or tying) row
             r0 = b * block
             r1 = min(m, r0 + block)
             width = r1 - r0
-            a0 = acc[0, :width]
-            a1 = acc[1, :width]
-            a2 = acc[2, :width]
-            a3 = acc[3, :width]
+            a = acc[:width]
             for k in range(width):
-                a0[k] = zero
-                a1[k] = zero
-                a2[k] = zero
-                a3[k] = zero
+                a[k] = zero
             dropped = False
             for pos in range(p):
                 if checks[pos]:
-                    dropped = True
-                    for i in range(4):
-                        a = acc[i, :width]
-                        top = a[0]
-                        for k in range(width):
-                            top = max(top, a[k])
-                        if top + rest[q + i, pos] >= bs[i] - np.float32(1e-4) - np.float32(1e-5) * abs(bs[i]):
-                            dropped = False
-                            break
-                    if dropped:
+                    top = a[0]
+                    for k in range(width):
+                        top = max(top, a[k])
+                    if top + rest[q, pos] < bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs):
+                        dropped = True
                         break
                 j = columns[pos]
                 if kinds[pos] == 0:
-                    x0, x1, x2, x3 = q_num[q, j], q_num[q + 1, j], q_num[q + 2, j], q_num[q + 3, j]
-                    k0, k1, k2, k3 = q_key[q, j], q_key[q + 1, j], q_key[q + 2, j], q_key[q + 3, j]
-                    e0, e1, e2, e3 = weq_n[q, j], weq_n[q + 1, j], weq_n[q + 2, j], weq_n[q + 3, j]
-                    c0, c1, c2, c3 = wc1[q, j], wc1[q + 1, j], wc1[q + 2, j], wc1[q + 3, j]
-                    f0, f1, f2, f3 = wc2[q, j], wc2[q + 1, j], wc2[q + 2, j], wc2[q + 3, j]
-                    d0, d1, d2, d3 = wdis_n[q, j], wdis_n[q + 1, j], wdis_n[q + 2, j], wdis_n[q + 3, j]
+                    x = q_num[q, j]
+                    kq = q_key[q, j]
+                    e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
                     col = r_num_t[j, r0:r1]
                     key = r_key_t[j, r0:r1]
                     if r_missing:
                         ok = r_num_ok_t[j, r0:r1]
                         for k in range(width):
-                            v = col[k]
-                            kk = key[k]
-                            o = ok[k]
-                            g = abs(x0 - v)
-                            a0[k] += o * (e0 if kk == k0 else (c0 if g <= tol1 else (f0 if g <= tol2 else d0)))
-                            g = abs(x1 - v)
-                            a1[k] += o * (e1 if kk == k1 else (c1 if g <= tol1 else (f1 if g <= tol2 else d1)))
-                            g = abs(x2 - v)
-                            a2[k] += o * (e2 if kk == k2 else (c2 if g <= tol1 else (f2 if g <= tol2 else d2)))
-                            g = abs(x3 - v)
-                            a3[k] += o * (e3 if kk == k3 else (c3 if g <= tol1 else (f3 if g <= tol2 else d3)))
+                            g = abs(x - col[k])
+                            a[k] += ok[k] * (e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d)))
                     else:
                         for k in range(width):
-                            v = col[k]
-                            kk = key[k]
-                            g = abs(x0 - v)
-                            a0[k] += e0 if kk == k0 else (c0 if g <= tol1 else (f0 if g <= tol2 else d0))
-                            g = abs(x1 - v)
-                            a1[k] += e1 if kk == k1 else (c1 if g <= tol1 else (f1 if g <= tol2 else d1))
-                            g = abs(x2 - v)
-                            a2[k] += e2 if kk == k2 else (c2 if g <= tol1 else (f2 if g <= tol2 else d2))
-                            g = abs(x3 - v)
-                            a3[k] += e3 if kk == k3 else (c3 if g <= tol1 else (f3 if g <= tol2 else d3))
+                            g = abs(x - col[k])
+                            a[k] += e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d))
                 else:
-                    k0, k1, k2, k3 = q_cat[q, j], q_cat[q + 1, j], q_cat[q + 2, j], q_cat[q + 3, j]
-                    e0, e1, e2, e3 = weq_c[q, j], weq_c[q + 1, j], weq_c[q + 2, j], weq_c[q + 3, j]
-                    d0, d1, d2, d3 = wdis_c[q, j], wdis_c[q + 1, j], wdis_c[q + 2, j], wdis_c[q + 3, j]
+                    kq = q_cat[q, j]
+                    e, d = weq_c[q, j], wdis_c[q, j]
                     col_c = r_cat_t[j, r0:r1]
                     if r_missing:
                         ok = r_cat_ok_t[j, r0:r1]
                         for k in range(width):
-                            v = col_c[k]
-                            o = ok[k]
-                            a0[k] += o * (e0 if v == k0 else d0)
-                            a1[k] += o * (e1 if v == k1 else d1)
-                            a2[k] += o * (e2 if v == k2 else d2)
-                            a3[k] += o * (e3 if v == k3 else d3)
+                            a[k] += ok[k] * (e if col_c[k] == kq else d)
                     else:
                         for k in range(width):
-                            v = col_c[k]
-                            a0[k] += e0 if v == k0 else d0
-                            a1[k] += e1 if v == k1 else d1
-                            a2[k] += e2 if v == k2 else d2
-                            a3[k] += e3 if v == k3 else d3
+                            a[k] += e if col_c[k] == kq else d
             if dropped:
                 continue
-            for i in range(4):
-                a = acc[i, :width]
-                top = a[0]
+            top = a[0]
+            for k in range(width):
+                top = max(top, a[k])
+            if top >= bs:
                 for k in range(width):
-                    top = max(top, a[k])
-                if top >= bs[i]:
-                    for k in range(width):
-                        row = r_order[r0 + k]
-                        if a[k] > bs[i] or (a[k] == bs[i] and row < bi[i]):
-                            bs[i] = a[k]
-                            bi[i] = row
-        for i in range(4):
-            best_s[q + i] = bs[i]
-            best_i[q + i] = bi[i]
+                    row = r_order[r0 + k]
+                    if a[k] > bs or (a[k] == bs and row < bi):
+                        bs = a[k]
+                        bi = row
+        best_s[q] = bs
+        best_i[q] = bi
 
 
 def _engine(
@@ -573,8 +513,8 @@ def _engine(
     """The best reference row of every query (:func:`_agreement_kernel`; ties in float32 to the lowest row).
 
     ``qw``: the queries' weights. Both tables are sorted by their columns, fewest distinct values
-    first (:func:`_sort_columns`), so a block holds few values of each and its bound is tight, and
-    queries that sit together share their groups of 4.
+    first (:func:`_sort_columns`), so a block holds few values of each and its bound is tight (and
+    queries that sit together run together, reading the same blocks).
     """
     n, m = query.n_rows, reference.n_rows
     pn = query.encoded.numeric.shape[1]
@@ -585,13 +525,9 @@ def _engine(
     r_missing = bool(np.isnan(r_num).any() or (reference.encoded.codes == MISSING_CODE).any())
     cols = _sort_columns(rk)
     r_order, q_order, _ = _sort_order([rk[:, j] for j in cols], [qk[:, j] for j in cols], m)
-    pad = (-n) % _TILE
 
     def q_arr(x: np.ndarray, dtype: Any) -> np.ndarray:
-        x = x[q_order]
-        if pad:
-            x = np.concatenate([x, np.zeros((pad, *x.shape[1:]), dtype=x.dtype)])
-        return t(x, dtype=dtype)
+        return t(x[q_order], dtype=dtype)
 
     # inside a block the columns are read heaviest first, with a check every _CHECK_EVERY columns
     heaviest = np.argsort(-qw["equal"].mean(axis=0), kind="stable")
@@ -612,13 +548,13 @@ def _engine(
         np.where(heaviest >= pn, heaviest - pn, heaviest).astype(np.int64), (position % _CHECK_EVERY == 0) & (position > 0),
         r_order, *_block_bounds(r_num_s, r_cat_s, _BLOCK),
     )  # fmt: skip
-    best_s = np.full(n + pad, -np.inf, dtype=f32)
-    best_i = np.full(n + pad, m, dtype=np.int64)
+    best_s = np.full(n, -np.inf, dtype=f32)
+    best_i = np.full(n, m, dtype=np.int64)
     threads = numba.get_num_threads()
     if n * m < _SMALL_PAIRS:  # waking a second thread costs more than the scan (and far more on a busy machine)
         numba.set_num_threads(1)
     try:
-        _run_kernel(args_q, args_r, best_s, best_i, chunk=max(2048, _TILE * 128 * threads), n=n, progress=progress)
+        _run_kernel(args_q, args_r, best_s, best_i, chunk=max(2048, 512 * threads), n=n, progress=progress)
     finally:
         numba.set_num_threads(threads)
     rows = np.empty(n, dtype=np.int64)
