@@ -82,9 +82,11 @@ class GroupRisk:
         ``tpr_at_fpr`` (a TprAtFpr; its ``supported`` says whether 1,000 non-members back it),
         ``measurable`` (at least :data:`MIN_NON_MEMBERS` non-members); where copies were counted
         also ``copies`` / ``non_member_copies`` (records copied verbatim), ``near_copies`` /
-        ``non_member_near`` (near-copies found by the record-linkage scan), ``copy_p_value`` and
-        ``near_copy_p_value`` (one-sided Fisher, members against non-members of the group) and
-        ``evidence`` (either below :data:`EVIDENCE_ALPHA`).
+        ``non_member_near`` (near-copies found by the record-linkage scan), out of
+        ``members_tested`` / ``non_members_tested`` (every training row of the group, and its
+        holdout rows that are not auxiliary records), ``copy_p_value`` and ``near_copy_p_value``
+        (one-sided Fisher, members against non-members of the group) and ``evidence`` (either below
+        :data:`EVIDENCE_ALPHA`).
     chosen_by : str
         How the column was chosen ("given", "largest spread of copies", "largest spread of risk").
     """
@@ -105,9 +107,11 @@ class GroupRisk:
                 tpr = f"too few non-members to measure ({r['n_non_members']} < {MIN_NON_MEMBERS})"
             row = {"group": r["group"], "members": r["n_members"], "non-members": r["n_non_members"]}
             if "copies" in r:
-                row["copied verbatim: members / non-members"] = f"{r['copies']} / {r['non_member_copies']}"
+                of_m, of_n = r["members_tested"], r["non_members_tested"]
+                row["copied verbatim: training / holdout rows"] = (f"{r['copies']} of {of_m} / "
+                                                                      f"{r['non_member_copies']} of {of_n}")  # fmt: skip
                 row["copy test p"] = float(f"{r['copy_p_value']:.2g}")
-                row["near-copies: members / non-members"] = f"{r['near_copies']} / {r['non_member_near']}"
+                row["near-copies: training / holdout rows"] = f"{r['near_copies']} / {r['non_member_near']}"
             row |= {"TPR at 1 % FPR [95 % interval]": tpr, "AUC": round(r["auc"], 3)}
             out.append(row)
         return pd.DataFrame(out)
@@ -128,7 +132,7 @@ class GroupRisk:
 
 
 _COPY_KEYS = ("copies", "non_member_copies", "near_copies", "non_member_near", "copy_p_value", "near_copy_p_value",
-              "evidence")  # fmt: skip
+              "evidence", "members_tested", "non_members_tested")  # fmt: skip
 
 
 def _copy_counts(mask: np.ndarray, member: np.ndarray, copied: np.ndarray | None, near: np.ndarray | None) -> dict[str, Any]:
@@ -140,7 +144,8 @@ def _copy_counts(mask: np.ndarray, member: np.ndarray, copied: np.ndarray | None
     k_m, k_n = int((mask & member & near).sum()), int((mask & ~member & near).sum())
     p_copy, p_near = _fisher(c_m, n_m, c_n, n_n), _fisher(k_m, n_m, k_n, n_n)
     return {"copies": c_m, "non_member_copies": c_n, "near_copies": k_m, "non_member_near": k_n, "copy_p_value": p_copy,
-            "near_copy_p_value": p_near, "evidence": bool(min(p_copy, p_near) < EVIDENCE_ALPHA)}  # fmt: skip
+            "near_copy_p_value": p_near, "evidence": bool(min(p_copy, p_near) < EVIDENCE_ALPHA), "members_tested": n_m,
+            "non_members_tested": n_n}  # fmt: skip
 
 
 def _spread(labels: pd.Series, scores: np.ndarray, member: np.ndarray) -> float:
@@ -176,19 +181,21 @@ def _pick_column(
     columns: Mapping[str, pd.Series],
     scores: np.ndarray,
     member: np.ndarray,
-    copied: np.ndarray | None = None,
-    near: np.ndarray | None = None,
+    copied: np.ndarray | None,
+    near: np.ndarray | None,
+    at: np.ndarray,
 ) -> tuple[str, str]:
-    """The column whose groups differ most in copies, else in risk (AUC spread); ties: the first. And why."""
+    """The column whose groups differ most in copies, else in risk (AUC spread of the scored records ``at``); ties:
+    the first. And why."""
     if not columns:
         raise InputError("There is no column to group the records by.")
-    labels = {name: _group_labels(values) for name, values in columns.items()}
+    labels = {name: _group_labels(values.reset_index(drop=True)) for name, values in columns.items()}
     if copied is not None and near is not None and (copied.any() or near.any()):
         spreads = {name: _copy_spread(lab, member, copied, near) for name, lab in labels.items()}
         top = max(spreads, key=lambda c: spreads[c])
         if spreads[top] > 0:
             return top, "largest spread of copies"
-    spreads = {name: _spread(lab, scores, member) for name, lab in labels.items()}
+    spreads = {name: _spread(pd.Series(lab.to_numpy()[at]), scores, member[at]) for name, lab in labels.items()}
     return max(spreads, key=lambda c: spreads[c]), "largest spread of risk"
 
 
@@ -200,34 +207,43 @@ def risk_by_group(
     column: str | None = None,
     copied: np.ndarray | None = None,
     near: np.ndarray | None = None,
+    scored: np.ndarray | None = None,
 ) -> GroupRisk:
     """Per-group risk for ``column`` (None: :func:`_pick_column`), strongest evidence first.
 
     Parameters
     ----------
     columns : mapping of str to pandas.Series
-        The audited records' values, one series per column, aligned with ``scores``.
-    scores, is_member : array
-        Each record's attack score (higher = more member-like) and membership.
+        The records' values, one series per column.
+    scores : array
+        The attack score (higher = more member-like) of each scored record.
+    is_member : array of bool
+        Membership of every record of ``columns``.
     copied, near : array of bool, optional
         Each record copied verbatim into the synthetic table, and flagged as a near-copy by the
-        record-linkage scan (the synthetic-table audit): the groups then show them and rank by them.
+        record-linkage scan (the synthetic-table audit, over every training row and holdout record):
+        the groups then show them and rank by them.
+    scored : array of int, optional
+        The records that carry ``scores`` (the attack set: their TPR and AUC); None: all of them.
     """
     member = np.asarray(is_member, dtype=bool)
+    at = np.arange(member.size) if scored is None else np.asarray(scored, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     copied = None if copied is None else np.asarray(copied, dtype=bool)
     near = None if near is None else np.asarray(near, dtype=bool)
     if column is not None and column not in columns:
         raise InputError(f"--groups: there is no column '{column}'; choose one of {', '.join(columns)}.")
     chosen = column is None
-    name, why = _pick_column(columns, scores, member, copied, near) if column is None else (column, "given")
+    name, why = _pick_column(columns, scores, member, copied, near, at) if column is None else (column, "given")
     labels = _group_labels(columns[name].reset_index(drop=True))
+    labels_at, member_at = labels.to_numpy()[at], member[at]
     rows: list[dict[str, Any]] = []
     for g in labels.unique():
         mask = (labels == g).to_numpy()
-        n_pos, n_neg = int((mask & member).sum()), int((mask & ~member).sum())
-        point = tpr_at_fpr(scores[mask], member[mask], _FPR) if n_pos and n_neg else None
-        rows.append({"group": str(g), "n_members": n_pos, "n_non_members": n_neg, "auc": _auc(scores[mask], member[mask]),
+        m = labels_at == g
+        n_pos, n_neg = int((m & member_at).sum()), int((m & ~member_at).sum())
+        point = tpr_at_fpr(scores[m], member_at[m], _FPR) if n_pos and n_neg else None
+        rows.append({"group": str(g), "n_members": n_pos, "n_non_members": n_neg, "auc": _auc(scores[m], member_at[m]),
                      "tpr_at_fpr": point, "measurable": bool(point is not None and n_neg >= MIN_NON_MEMBERS),
                      **_copy_counts(mask, member, copied, near)})  # fmt: skip
     rows.sort(key=_rank)

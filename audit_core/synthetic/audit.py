@@ -187,9 +187,10 @@ def audit_synthetic(
     settings = options.to_json(seed)
     scored = score_attacks(dist.attack, attack.is_member, folds, dist.auxiliary, pseudo, settings)
     report(1.0, "done")
-    copied = np.r_[np.isin(keys["train"][attack.train_rows], keys["synthetic"]),
-                   np.isin(keys["holdout"][attack.holdout_rows], keys["synthetic"])]  # fmt: skip
-    records, attacks = _attack_records(attack, dist, scored, linkage, copied)
+    pool = attack.non_auxiliary_holdout
+    pool_copied = np.r_[np.isin(keys["train"], keys["synthetic"]), np.isin(keys["holdout"][pool], keys["synthetic"])]
+    at = np.r_[attack.train_rows, len(aligned["train"]) + np.searchsorted(pool, attack.holdout_rows)]
+    records, attacks = _attack_records(attack, dist, scored, linkage, pool_copied[at])
     return SyntheticAudit(
         records=records,
         attacks=attacks,
@@ -214,6 +215,8 @@ def audit_synthetic(
         linkage=linkage,
         frames={name: _compact(aligned[name], aligned.types) for name in ("train", "holdout", "synthetic")},
         encoding=dist.encoder,
+        pool_holdout_rows=pool,
+        pool_copied=pool_copied,
     )
 
 

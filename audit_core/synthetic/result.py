@@ -129,6 +129,12 @@ class SyntheticAudit:
         the disclosure attacks), categorical columns as pandas ``category`` (same labels).
     encoding : GowerEncoding
         The Gower ranges and codes fitted on the real tables (for per-column shares).
+    pool_holdout_rows : ndarray of int or None
+        The holdout rows that are not auxiliary records: with every training row, the records the
+        record-linkage scan tested (``linkage.near`` and ``linkage.statistic`` are in that order,
+        training rows first) and risk by group counts copies over.
+    pool_copied : ndarray of bool or None
+        Each of those records copied verbatim into the synthetic table (categories folded).
     """
 
     records: pd.DataFrame
@@ -153,6 +159,8 @@ class SyntheticAudit:
     encoding: GowerEncoding = field(repr=False)
     warnings: tuple[str, ...] = ()
     holdout_flag: str | None = None
+    pool_holdout_rows: np.ndarray | None = field(default=None, repr=False)
+    pool_copied: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_members(self) -> int:

@@ -136,8 +136,9 @@ class TabularResult:
 
 
 def group_risk(audit: SyntheticAudit, column: str | None) -> GroupRisk:
-    """Risk by group of the audited records: copies, near-copies and the true-distribution attack's TPR (``column``
-    None: the column whose groups differ most in copies, else in risk)."""
+    """Risk by group: copies and near-copies over every training row and holdout record that is not an auxiliary
+    record, the true-distribution attack's TPR over the audited records (``column`` None: the column whose groups
+    differ most in copies, else in risk)."""
     import numpy as np
     import pandas as pd
 
@@ -145,15 +146,18 @@ def group_risk(audit: SyntheticAudit, column: str | None) -> GroupRisk:
 
     recs = audit.records
     source, rows = recs["source"].to_numpy(), recs["row"].to_numpy()
+    n_train = len(audit.frames["train"])
+    pool = audit.pool_holdout_rows if audit.pool_holdout_rows is not None else np.unique(rows[source == "holdout"])
     columns = {}
     for col in audit.types.columns:
-        values = np.empty(len(recs), dtype=object)
-        for role in ("train", "holdout"):
-            mask = source == role
-            values[mask] = np.asarray(audit.frames[role][col].astype(object))[rows[mask]]
+        values = np.concatenate([np.asarray(audit.frames["train"][col].astype(object)),
+                                 np.asarray(audit.frames["holdout"][col].astype(object))[pool]])  # fmt: skip
         columns[col] = pd.Series(values).infer_objects()
-    return risk_by_group(columns, recs["p_member_true"].to_numpy(), recs["is_member"].to_numpy(), column=column,
-                         copied=recs["copied"].to_numpy(), near=recs["near_copy"].to_numpy())  # fmt: skip
+    member = np.r_[np.ones(n_train, dtype=bool), np.zeros(pool.size, dtype=bool)]
+    scored = np.where(source == "train", rows, n_train + np.searchsorted(pool, rows))
+    copied = audit.pool_copied if audit.pool_copied is not None else np.zeros(member.size, dtype=bool)
+    return risk_by_group(columns, recs["p_member_true"].to_numpy(), member, column=column, copied=copied,
+                         near=audit.linkage.near, scored=scored)  # fmt: skip
 
 
 _ROLES = ("train", "holdout", "synthetic", "auxiliary")

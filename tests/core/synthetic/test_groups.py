@@ -111,7 +111,7 @@ def test_the_group_with_copies_ranks_first_whatever_its_size(small_group_copied)
     assert not first["measurable"]  # "too small to measure" is about the TPR only
     assert all(not r["evidence"] for r in risk.rows[1:])
     row = risk.table().iloc[0]
-    assert row["copied verbatim: members / non-members"].startswith(f"{first['copies']} / 0")
+    assert row["copied verbatim: training / holdout rows"] == f"{first['copies']} of 21 / 0 of 18"
     assert row["TPR at 1 % FPR [95 % interval]"].startswith("too few non-members to measure")
     group = risk.to_json()["race"]["Amer-Indian-Eskimo"]
     assert {"copies", "near_copies", "copy_p_value"} <= set(group)
