@@ -24,13 +24,13 @@ weights, equality on a value one person has weighs ``log(m n)``, a disagreement
   as a mid-p value (``P(X > x) + P(X = x) / 2``: the plain Fisher p-value is 1 whenever no
   member is near, which wastes the level).
 - The scan's p-value is the mid-rank of the observed smallest mid-p among
-  :data:`_PERMUTATIONS` random relabellings of the audited records. Under "the generator
+  :data:`_PERMUTATIONS` random relabellings of the tested records. Under "the generator
   did not copy" members and non-members are exchangeable given the statistics, so the scan's
   false-alarm rate is its level (400 simulated populations: tests), without Bonferroni's
   slack over these correlated tests.
 
-The scan runs through the agreement engine (pruned, 4 queries x 512 rows in float32, the
-chosen pair in float64) and on the Dask cluster when one is given.
+The scan runs through the agreement engine (blocks read best bound first and pruned, float32,
+the chosen pair in float64) and on the Dask cluster when one is given.
 
 Measured: docs/methods.md §1.8 and README (the near-copy catalogue's power on the bundled
 Adult and German Credit samples).
@@ -56,7 +56,7 @@ _LINKAGE_STRONG = 0.01
 """Below this p-value the near-copies make the verdict high, as the other copy tests do."""
 
 _TOP_SHARE = 0.05
-"""The largest cut-off: a record is "near" when its statistic is among the top 1, 2, 4, ... records, up to this share."""
+"""The largest cut-off: a record is "near" when its statistic is among the top 4, 8, 16, ... records, up to this share."""
 
 _FEWEST = 4  # the smallest cut-off
 _PERMUTATION_CELLS = 4_000_000  # relabellings x near records drawn at once
