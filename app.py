@@ -25,7 +25,8 @@ pg = st.navigation(pages)
 with st.sidebar:
     st.caption(
         "Membership-risk audit · scores are oriented higher = more member-like · "
-        "members are vermillion, non-members blue, fabricated purple, synthetic green."
+        "members are vermillion, non-members blue, fabricated purple, synthetic green; "
+        "attacks on a log-ROC differ by line style and are named in the legend."
     )
     cluster_sidebar()
 pg.run()

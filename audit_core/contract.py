@@ -51,6 +51,7 @@ __all__ = [
     "Stage",
     "csv_list",
     "knob",
+    "read_inputs",
     "rescore",
     "run",
     "stage_key",
@@ -282,7 +283,8 @@ class Inputs:
     """
 
     data: Mapping[str, Any]
-    paths: Mapping[str, str] = field(default_factory=dict)
+    paths: Mapping[str, str | None] = field(default_factory=dict)
+    """Input name -> its path as the CLI is given it (None or missing: an input with no file, a DataFrame)."""
 
     def __getitem__(self, name: str) -> Any:
         return self.data[name]
@@ -294,7 +296,28 @@ class Inputs:
         """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none)."""
         from pathlib import Path
 
-        return Path(self.paths.get(key, default or key)).name
+        return Path(self.paths.get(key) or default or key).name
+
+
+def read_inputs(audit: Audit[Any, Any], sources: Mapping[str, Any]) -> Inputs:
+    """An audit's inputs read from paths or database URLs as the CLI reads them (each by its :class:`InputSpec`).
+
+    ``paths`` keep each source as the reproduce command shows it: a database URL without its password
+    (:func:`audit_core.common.database.redacted`). An unknown input name is one sentence.
+    """
+    from audit_core.common.database import is_database_url, redacted, source_name
+
+    specs = {spec.name: spec for spec in audit.inputs}
+    unknown = sorted(set(sources) - set(specs))
+    if unknown:
+        raise InputError(f"{audit.name} has no input '{unknown[0]}'; its inputs are {', '.join(specs)}.")
+    data: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+    for name, source in sources.items():
+        text = str(source)
+        paths[name] = redacted(text) if is_database_url(text) else text
+        data[name] = specs[name].read(text, source_name(text))
+    return Inputs(data, paths)
 
 
 @dataclass(frozen=True)
@@ -362,6 +385,8 @@ class Audit(Generic[_S, _R]):
     outputs: tuple[str, ...] = ("json", "html", "pdf")
     save: Callable[[Outcome[_S, _R], str], str | bytes] | None = None
     """For a tool that makes a file (``--out``): the file's content, for the path's suffix."""
+    report_records: bool = False
+    """Its report prints people's records (``common.report.RecordTable``): redacted unless ``--report-records full``."""
 
 
 @dataclass(frozen=True)
@@ -405,8 +430,10 @@ class Outcome(Generic[_S, _R]):
         """Lines for stderr: warnings, timings (nothing that belongs in the JSON)."""
         return self.audit.notes(self) if self.audit.notes else []
 
-    def report(self) -> Report:
-        """The report: the audit's title and question, the command that reproduces it, and the ``--json`` document."""
+    def report(self, *, full_records: bool = False) -> Report:
+        """The report: the audit's title and question, the command that reproduces it, the ``--json`` document, and
+        every input file with its SHA-256. People's records are redacted unless ``full_records``
+        (``--report-records full``)."""
         if self.audit.report is None:  # pragma: no cover - the CLI offers --html only where there is a report
             raise ValueError(f"{self.audit.name} has no report")
         from audit_core.common.regulation import regulation_rows
@@ -416,14 +443,46 @@ class Outcome(Generic[_S, _R]):
         return dataclasses.replace(self.audit.report(self), title=self.audit.title, question=self.audit.question,
                                    command=self.command(), decision=decision, metrics=self.to_json(),
                                    regulation=regulation_rows(self.audit.name, decision),
-                                   threats=cards_for(self.audit.name))  # fmt: skip
+                                   threats=cards_for(self.audit.name), files=self.input_files(),
+                                   full_records=full_records)  # fmt: skip
+
+    def input_files(self) -> list[Any]:
+        """Every input given as a file: its name and the SHA-256 of its bytes (``common.report.InputFile``).
+
+        A table carries the digest of the file it was read from (``common.table_files.FILE_SHA256``); an
+        input kept as bytes (an upload, a model) is hashed as it is; one handed over as a path (the CLI's
+        images) is hashed from that file. An input without a file (a bundled data set) is named as such.
+        """
+        import hashlib
+        from pathlib import Path
+
+        from audit_core.common.report import InputFile
+        from audit_core.common.table_files import FILE_SHA256, FILE_SIZE
+
+        out = []
+        for spec in self.audit.inputs:
+            value, path = self.inputs.get(spec.name), self.inputs.paths.get(spec.name)
+            if value is None:
+                continue
+            digest, size = "", None
+            attrs = getattr(value, "attrs", None)
+            if isinstance(attrs, dict) and attrs.get(FILE_SHA256):
+                digest, size = attrs[FILE_SHA256], attrs.get(FILE_SIZE)
+            elif isinstance(value, bytes | bytearray):
+                digest, size = hashlib.sha256(value).hexdigest(), len(value)
+            elif isinstance(value, str) and Path(value).is_file():
+                raw = Path(value).read_bytes()
+                digest, size = hashlib.sha256(raw).hexdigest(), len(raw)
+            out.append(InputFile(spec.name, Path(path).name if path else "(not a file)", digest, size))
+        return out
 
     def command(self, *, json: str | None = "out.json") -> str:
         """The exact ``python -m audit_core ...`` line that gives this result (same JSON)."""
         args = [self.audit.name]
         for spec in self.audit.inputs:
-            if spec.name in self.inputs.paths:
-                args += [spec.cli_flag, self.inputs.paths[spec.name]]
+            path = self.inputs.paths.get(spec.name)
+            if path:
+                args += [spec.cli_flag, path]
         args += [*self.settings.cli_args(), "--seed", str(self.seed)]
         if json:
             args += ["--json", json]

@@ -28,6 +28,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit_core.model.audit import audit_model
+from audit_core.model.reference import REFERENCE_FAMILIES
 
 
 def synthetic(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -42,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=20_000)
     parser.add_argument("--population", type=int, default=20_000)
-    parser.add_argument("--family", default="gbdt", choices=("logistic", "mlp", "gbdt"))
+    parser.add_argument("--family", default="gbdt", choices=REFERENCE_FAMILIES)
     parser.add_argument("--reference-models", type=int, default=4)
     parser.add_argument("--attacks", default="loss,rmia", help="comma-separated, as the CLI's --attacks")
     parser.add_argument("--art-python", help="a Python with adversarial-robustness-toolbox: time its shadow-model attack too")

@@ -5,6 +5,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -137,3 +139,95 @@ def test_readme_command_line_examples_write_into_out():
     assert all(p.startswith("out/") for p in outputs), outputs
     assert len(set(outputs)) == len(outputs)  # no example overwrites another's output
     assert "out/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def _pins() -> dict[str, str]:
+    """requirements.txt as {normalised name: pinned version}."""
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            req = Requirement(line)
+            pins[req.name.lower().replace("_", "-")] = next(iter(req.specifier)).version
+    return pins
+
+
+def test_pyproject_dependencies_are_ranges_the_pinned_lock_satisfies():
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["build-system"]["build-backend"] == "setuptools.build_meta"
+    assert project["project"]["scripts"] == {"audit-core": "audit_core.__main__:main"}
+    pins = _pins()
+    deps = [Requirement(d) for d in project["project"]["dependencies"]]
+    for req in deps:
+        name = req.name.lower().replace("_", "-")
+        assert name in pins, f"{req.name} is a dependency but not pinned in requirements.txt"
+        assert req.specifier.contains(pins[name]), f"requirements.txt's {name}=={pins[name]} is outside {req}"
+        assert not str(req.specifier).startswith("=="), f"{req}: a range, not a pin"
+    assert set(pins) - {d.name.lower().replace("_", "-") for d in deps} == {"streamlit"}  # the dashboard's alone
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_into_a_fresh_venv_and_runs_the_cli_and_the_api(tmp_path):
+    """Build the wheel from a copy of the project, install it alone into a new venv whose dependencies are this
+    venv's installed packages (no download), then run ``audit-core --help``, ``audit-core tabular`` on the
+    bundled sample and an API call, from outside the source tree."""
+    import shutil
+    import subprocess
+    import sys
+    import sysconfig
+    import zipfile
+
+    src = tmp_path / "src"
+    for part in ("audit_core", "docs", "pyproject.toml", "README.md"):
+        copy = shutil.copytree if (ROOT / part).is_dir() else shutil.copy2
+        copy(ROOT / part, src / part, **({"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}))
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
+                    "-q", "-w", str(dist)], check=True, capture_output=True)  # fmt: skip
+    [wheel] = dist.glob("audit_core-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "audit_core/py.typed" in names
+    assert "audit_core/synthetic/disclosure/singling_out.py" in names
+    assert not [n for n in names if n.startswith(("views/", "ui/", "tests/", "app.py"))]
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # this venv's packages
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, capture_output=True)  # fmt: skip
+    check = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "check"], capture_output=True, text=True)
+    assert "audit-core" not in check.stdout, check.stdout  # every Requires-Dist of the wheel is met
+
+    away = tmp_path / "elsewhere"  # not the source tree: only the installed package can be imported
+    away.mkdir()
+    # A fresh install has no compiled numba kernels yet (minutes on a loaded 2-core machine); run them as Python,
+    # which gives the same JSON (the JIT is not what this test checks).
+    import os
+
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    run = {"cwd": away, "capture_output": True, "text": True, "timeout": 600, "env": env}
+    helped = subprocess.run([str(venv / "bin" / "audit-core"), "--help"], **run)
+    assert helped.returncode == 0
+    assert "tabular" in helped.stdout
+    sample = ROOT / "sample_data" / "german_credit"
+    audited = subprocess.run([str(venv / "bin" / "audit-core"), "--quiet", "tabular", "--train", str(sample / "train.csv"),
+                              "--holdout", str(sample / "holdout.csv"), "--synthetic", str(sample / "synthetic_leaky.csv"),
+                              "--json", str(away / "cli.json")], **run)  # fmt: skip
+    assert audited.returncode == 0, audited.stderr
+    assert audited.stdout.strip().endswith("release decision: high")
+    code = ("import audit_core, sys; from audit_core import check_scores, audit_table\n"
+            f"assert audit_core.__file__.startswith({str(venv)!r}), audit_core.__file__\n"
+            f"r = audit_table({str(sample / 'train.csv')!r}, {str(sample / 'holdout.csv')!r}, "
+            f"{str(sample / 'synthetic_leaky.csv')!r})\n"
+            f"assert r.to_json() == open({str(away / 'cli.json')!r}).read()\n"
+            "print(r.verdict.level)")  # fmt: skip
+    api = subprocess.run([str(python), "-I", "-c", code], **run)
+    assert api.returncode == 0, api.stderr
+    assert api.stdout.split() == ["high"]

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import streamlit as st
 
+from audit_core.common.decision import times_chance
+
 if TYPE_CHECKING:
     from audit_core.common.roc import TprAtFpr
 
-__all__ = ["HELP", "metric_card", "tpr_card"]
+__all__ = ["CHART", "HELP", "metric_card", "show_table", "tpr_card"]
+
+CHART: dict[str, object] = {"displayModeBar": False, "displaylogo": False}
+"""Plotly's config on every page: no toolbar over the charts' titles (zoom by dragging, double-click resets)."""
 
 HELP: dict[str, str] = {
     "auc": "Area under the ROC curve: 0.5 is chance (the attack cannot tell members from non-members), 1.0 is perfect.",
@@ -48,5 +53,15 @@ def tpr_card(label: str, t: TprAtFpr) -> None:
     """
     value = f"{100 * t.tpr:.1f} %" + ("" if t.supported else " ⚠")
     metric_card(label, value, help=HELP["tpr_at_fpr"] + " " + HELP["ci"])
-    note = "" if t.supported else f" (needs {int(np.ceil(10 / t.target_fpr)):,})"
-    st.caption(f"95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it{note}")
+    if t.supported:
+        scale = f"{times_chance(t.tpr, t.target_fpr)} (chance {100 * t.target_fpr:g} %)"
+    else:
+        scale = f"not measurable (needs {int(np.ceil(10 / t.target_fpr)):,} non-members)"
+    st.caption(f"{scale} · 95 % CI {100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} % · {t.n_neg:,} non-members behind it")
+
+
+def show_table(frame: Any, *, key: str | None = None, height: int | Literal["auto", "stretch", "content"] = "auto") -> None:
+    """A display table: index hidden, full width, its first column pinned so a wide table scrolls under it."""
+    first = str(frame.columns[0]) if len(frame.columns) else None
+    config = {first: st.column_config.Column(pinned=True)} if first is not None else None
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key=key, height=height)

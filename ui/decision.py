@@ -12,22 +12,28 @@ import streamlit as st
 from audit_core.common.decision import Decision
 from audit_core.common.glossary import terms_in
 
-__all__ = ["assumption_caption", "glossary_expander", "show_decision", "threat_cards"]
+__all__ = ["LEVEL_ICONS", "assumption_caption", "glossary_expander", "show_decision", "threat_cards"]
 
-_BOX = {"high": st.error, "elevated": st.warning, "low": st.success}
-_ICON = {"high": "⛔", "elevated": "⚠️", "low": "✅"}
-_WORD = {"high": "HIGH", "elevated": "ELEVATED", "low": "LOW"}
+_BOX = {"high": st.error, "elevated": st.warning, "inconclusive": st.info, "low": st.success}
+LEVEL_ICONS = {"high": "⛔", "elevated": "⚠️", "inconclusive": "❔", "low": "✅"}
+"""One icon per level, beside the colour (the home page's list of results uses them too)."""
 
 
 def show_decision(decision: Decision | None, details: str = "") -> None:
-    """The decision box: level and headline, the next step; the findings and the full reading in an expander."""
+    """The decision box: its question and answer, the headline, the next step; the findings, the cut-offs behind the
+    levels and the full reading in an expander.
+
+    Coloured by level (red: high, amber: elevated, blue: inconclusive, green: low) and worded by the
+    decision's kind ("Release decision: HIGH", "DP claim: DISPROVED", ...). Every page calls it first
+    in its result, before any card or warning.
+    """
     if decision is None:  # an audit without a release decision: its reading only
         st.info(details)
         return
-    lines = [f"**Release decision: {_WORD[decision.level]}.** {decision.headline}"]
+    lines = [f"**{decision.title}.** {decision.headline}"]
     if decision.next_steps:
-        lines.append(f"**Next step:** {decision.next_steps[0]}")
-    _BOX[decision.level]("\n\n".join(lines), icon=_ICON[decision.level])
+        lines.append(f"**{'What to add' if decision.level == 'inconclusive' else 'Next step'}:** {decision.next_steps[0]}")
+    _BOX[decision.level]("\n\n".join(lines), icon=LEVEL_ICONS[decision.level])
     with st.expander("Why, and what else to do"):
         if decision.reasons:
             st.markdown("**Findings** (most severe first)")
@@ -35,6 +41,9 @@ def show_decision(decision: Decision | None, details: str = "") -> None:
         if len(decision.next_steps) > 1:
             st.markdown("**Next steps**")
             st.markdown("\n".join(f"{i}. {s}" for i, s in enumerate(decision.next_steps, 1)))
+        if decision.rules:
+            st.markdown("**How the level is decided** (the cut-offs)")
+            st.markdown("\n".join(f"- {r}" for r in decision.rules))
         if details:
             st.markdown("**The full reading**")
             st.markdown(details)

@@ -36,10 +36,14 @@ def outcome_downloads(outcome: Outcome[Any, Any], *, key: str) -> None:
     slug = outcome.audit.name.replace("-", "_")
     buttons: list[tuple[str, Any, str, str, str]] = []
     if outcome.audit.report is not None:
-        buttons.append(("⬇ HTML report", lambda: outcome.report().to_html(), f"{slug}.html", "text/html",
-                        "Self-contained: opens offline, figures included."))  # fmt: skip
+        full = outcome.audit.report_records and st.checkbox(
+            "Full records of the most exposed people in the report (the report is then personal data)",
+            key=f"{key}.full_records", help="By default the report shows only their row ids and the columns that make "
+            "them exposed (the CLI's --report-records redacted).")  # fmt: skip
+        buttons.append(("⬇ HTML report", lambda: outcome.report(full_records=full).to_html(), f"{slug}.html",
+                        "text/html", "Self-contained: opens offline, figures included."))  # fmt: skip
         if pdf_available():
-            buttons.append(("⬇ PDF report", lambda: _pdf_bytes(outcome), f"{slug}.pdf", "application/pdf",
+            buttons.append(("⬇ PDF report", lambda: _pdf_bytes(outcome, full), f"{slug}.pdf", "application/pdf",
                             "The HTML report printed by a local headless Chromium."))  # fmt: skip
     buttons.append(("⬇ JSON", document, f"{slug}.json", "application/json", "The command line's --json document."))
     if outcome.audit.records is not None:
@@ -50,6 +54,6 @@ def outcome_downloads(outcome: Outcome[Any, Any], *, key: str) -> None:
                             help=help_text)  # fmt: skip
 
 
-def _pdf_bytes(outcome: Outcome[Any, Any]) -> bytes:
+def _pdf_bytes(outcome: Outcome[Any, Any], full_records: bool = False) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
-        return outcome.report().to_pdf(Path(tmp) / "report.pdf").read_bytes()
+        return outcome.report(full_records=full_records).to_pdf(Path(tmp) / "report.pdf").read_bytes()

@@ -6,15 +6,22 @@ import datetime as dt
 
 import streamlit as st
 
+from audit_core.common.decision import Decision
 from ui import state
 
 __all__ = ["remember_result", "request_autorun", "take_autorun"]
 
 
-def remember_result(page: str, headline: str, metrics: dict[str, str]) -> None:
-    """Record a page's latest result for the home page's 'last results' list."""
+def remember_result(page: str, headline: str, metrics: dict[str, str], *, decision: Decision | None = None) -> None:
+    """Record a page's latest result for the home page's 'last results' list.
+
+    With its ``decision`` the home page shows the level in the audit's words and the whole headline
+    (never cut at a full stop); ``headline`` is then the context line above it (what was audited).
+    """
     results = st.session_state.setdefault(state.Home.LAST_RESULTS, {})
     results[page] = {"headline": headline, "metrics": metrics, "time": dt.datetime.now().strftime("%H:%M:%S")}
+    if decision is not None:
+        results[page] |= {"level": decision.level, "title": decision.title, "decision": decision.headline}
 
 
 def request_autorun(key: str) -> None:

@@ -1,4 +1,4 @@
-"""Where a page's one table comes from: the bundled sample or the user's upload (one radio, one uploader)."""
+"""Where a page's one table comes from: the bundled sample, the user's upload, or a database table (one radio)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,16 @@ from typing import Any, NamedTuple
 
 import streamlit as st
 
+from audit_core.common.database import is_database_url, redacted, source_name
 from audit_core.common.errors import InputError
 from ui.run import show_input_error
 from ui.session import take_autorun
-from ui.store import load_table
+from ui.store import load_database_table, load_table
 
-__all__ = ["Source", "sample_or_upload"]
+__all__ = ["DATABASE", "Source", "sample_or_upload"]
+
+DATABASE = "Database table"
+"""The source picker's third choice: an SQLAlchemy URL with ?table= or ?query= (audit_core.common.database)."""
 
 
 class Source(NamedTuple):
@@ -30,8 +34,8 @@ def sample_or_upload(
 ) -> Source:
     """The table chosen with the radio ``label`` (``key``); its fields are None while nothing is chosen.
 
-    ``path`` is the sample's path relative to the repository (as the CLI is given it) or the
-    upload's own file name.
+    ``path`` is the sample's path relative to the repository (as the CLI is given it), the
+    upload's own file name, or the database URL without its password (the reproduce line's).
 
     The home page's "Run on the sample" (``autorun_key``) selects the sample (``autorun`` True:
     the page runs it at once); an unreadable upload is one sentence on the page
@@ -40,12 +44,15 @@ def sample_or_upload(
     autorun = take_autorun(autorun_key)
     if autorun:
         st.session_state[key] = sample_label
-    source = st.radio(label, [sample_label, upload_label], key=key, horizontal=True)
+    source = st.radio(label, [sample_label, upload_label, DATABASE], key=key, horizontal=True)
     try:
+        if source == DATABASE:
+            return _database_source(key, autorun)
         if source == sample_label:
             root = Path(__file__).resolve().parents[1]
             return Source(load_table(sample, sample.name, upload=False), sample.name, str(sample.relative_to(root)), autorun)
-        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key=upload_key)
+        # any file type: a wrong one (a .png) gets a sentence from read_table, not only a red file chip
+        upload = st.file_uploader("CSV or Parquet", type=None, key=upload_key)
         if upload is None:
             st.info(empty_help)
             return Source(None, None, None, autorun)
@@ -53,3 +60,23 @@ def sample_or_upload(
     except InputError as exc:
         show_input_error(exc)
         return Source(None, None, None, autorun)
+
+
+def _database_source(key: str, autorun: bool) -> Source:
+    """The table at a database URL the user types (shown as dots: it may hold a password)."""
+    url = st.text_input(
+        "Database URL", type="password", key=f"{key}.database_url", placeholder="postgresql://user@host/db?table=NAME",
+        help="An SQLAlchemy URL with ?table=NAME (or schema.NAME) or a read-only ?query=SELECT ... (URL-encoded), e.g. "
+        "postgresql://steward@db.example.org/clinic?table=patients or sqlite:///extract.db?table=scores. The "
+        "password is never shown: the reproduce line and the report name the URL without it.",
+    )  # fmt: skip
+    if not url:
+        st.info("Type the URL of a database table; press Enter to read it.")
+        return Source(None, None, None, autorun)
+    if not is_database_url(url):
+        raise InputError("That is not a database URL; it starts postgresql://, sqlite:///, mysql:// ... and ends "
+                         "?table=NAME or ?query=SELECT ...")  # fmt: skip
+    name = source_name(url)
+    table = load_database_table(url, name)
+    st.caption(f"Read from {redacted(url)}")
+    return Source(table, name, redacted(url), autorun)

@@ -33,6 +33,7 @@ __all__ = [
     "StoreView",
     "approx_nbytes",
     "cached_run",
+    "load_database_table",
     "load_table",
     "result_cache",
     "session_id",
@@ -289,6 +290,22 @@ def load_table(source: bytes | str | Path, name: str, *, upload: bool) -> pd.Dat
         return table
 
     return cached_run(f"Reading {name}", key, read)
+
+
+def load_database_table(url: str, name: str) -> pd.DataFrame:
+    """A table read from a database URL (``?table=`` or ``?query=``) once per session: kept for this session only,
+    like an upload, and keyed by the whole URL (a new password or query reads again)."""
+    from audit_core.common.database import read_database
+
+    session = session_id()
+    key = fingerprint("database", hashlib.sha256(url.encode()).hexdigest(), name, session or "")
+
+    def read(progress: ProgressFn) -> pd.DataFrame:
+        table = read_database(url, name=name)
+        table.attrs[UPLOADED_BY] = session or ""
+        return table
+
+    return cached_run(f"Reading {name} from the database", key, read)
 
 
 def cached_run(label: str, key: str, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:

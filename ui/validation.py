@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit_core.selfcheck.checks import VERSION, last_result, run_selfcheck, store
+from audit_core.contract import Inputs, run
+from audit_core.registry import TOOLS, last_selfcheck, selfcheck_version
 
 __all__ = ["validation_expander"]
 
@@ -13,14 +14,15 @@ def validation_expander() -> None:
     """The self-check's last result (nothing runs on page load) and a button that runs the quick one."""
     with st.expander("Validation: the self-check"):
         st.markdown(
-            f"Known-answer simulations behind the numbers these audits print (self-check version {VERSION}): "
+            f"Known-answer simulations behind the numbers these audits print (self-check version {selfcheck_version()}): "
             "TPR-interval coverage and width, LiRA's per-sample average at several M, the epsilon bound's validity, "
             "the copy test's false alarms. The full version runs from a terminal: `python -m audit_core selfcheck`."
         )
         if st.button("Run the quick self-check (about 10 s)", key="home.selfcheck"):
             with st.spinner("Simulating..."):
-                store(run_selfcheck(quick=True))
-        last = last_result()
+                selfcheck = TOOLS["selfcheck"]  # its run keeps the result where last_selfcheck reads it
+                run(selfcheck, Inputs({}), selfcheck.settings(quick=True), seed=0)
+        last = last_selfcheck()
         if last is None:
             st.info("No self-check has run on this installation yet.")
         else:

@@ -56,11 +56,12 @@ def knob_input(
         return container.text_input(label, value="" if default is None else str(default), **kwargs)
     kind = int if bound.integer else float
     # a page may offer a narrower range than the CLI accepts, never a wider one
-    low = kind(max(bound.low, kwargs.pop("min_value", bound.low)))
-    high = kind(min(bound.high, kwargs.pop("max_value", bound.high)))
+    low = kind(max(bound.low, float(kwargs.pop("min_value", bound.low))))
+    high = kind(min(bound.high, float(kwargs.pop("max_value", bound.high))))
+    start = kind(default if default is not None else low)
     if slider:
-        return container.slider(label, min_value=low, max_value=high, value=kind(default), **kwargs)
-    return container.number_input(label, min_value=low, max_value=high, value=kind(default), **kwargs)
+        return container.slider(label, min_value=low, max_value=high, value=start, **kwargs)
+    return container.number_input(label, min_value=low, max_value=high, value=start, **kwargs)
 
 
 def seed_input(container: Any = st, *, key: str | None = None) -> int:

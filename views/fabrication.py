@@ -4,7 +4,6 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.fabrication.choices import LAMBDAS, MIAS
 from audit_core.fabrication.figures import (
     FPR_KEYS,
     MIA_LABELS,
@@ -22,17 +21,15 @@ from audit_core.fabrication.figures import (
     score_histogram,
     tpr_table,
 )
-from audit_core.registry import REGISTRY
+from audit_core.fabrication.spec import FABRICATION, LAMBDAS, MIAS, FabricationSettings
 from ui import state
-from ui.cards import HELP, metric_card, tpr_card
-from ui.decision import show_decision, threat_cards
+from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
+from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-FABRICATION = REGISTRY["fabrication"]
-FabricationSettings = FABRICATION.settings
 PAGE = "Fabricated members"
 SOURCES = {
     "Bundled: 8x8 digits (scikit-learn, fast)": "digits",
@@ -117,13 +114,18 @@ if mia not in result.mias:
 van = result.mia(mia)
 ar = result.ar_mia(lam=float(lam), mia=mia)
 
+st.divider()
+st.subheader(f"Result: {result.dataset}, {ATTACK_NAMES.get(result.attack, result.attack)} at epsilon {eps255(result.epsilon)}")
+show_decision(outcome.decision(), outcome.verdict())  # first, before every card and warning
+threat_cards(FABRICATION.name)
+
 st.caption(
     f"{result.dataset}: {result.norms.members.size} members, {result.norms.non_members.size} non-members; model accuracy "
     f"{result.model_accuracy['members']:.3f} on members, {result.model_accuracy['non_members']:.3f} on non-members. "
     f"Attack {result.attack}, epsilon {eps255(result.epsilon)}, T = {result.steps}. Reference models: "
     f"{(result.reference_architecture or 'none (LOSS only)')}."
 )
-cols = st.columns(5)
+cols = list(st.columns(5))
 with cols[0]:
     metric_card("MIA AUC, clean", f"{van.auc_clean:.3f}", help=HELP["auc"])
 with cols[1]:
@@ -133,9 +135,11 @@ with cols[2]:
     metric_card("MFD AUC", f"{result.mfd_auc:.3f}", help="Fabricated vs real members by low gradient norm. "
                 + HELP["grad_norm"])
 with cols[3]:
-    metric_card(f"AR-MIA AUC, fabricated (lambda {lam:g})", f"{ar.auc_fabricated:.3f}")
+    metric_card("AR-MIA AUC, fabricated", f"{ar.auc_fabricated:.3f}", help=f"Members vs fabricated non-members, the "
+                f"robust MIA at lambda {lam:g} (the slider above). Higher is better: the forgery no longer passes.")
 with cols[4]:
-    metric_card(f"AR-MIA AUC, clean (lambda {lam:g})", f"{ar.auc_clean:.3f}")
+    metric_card("AR-MIA AUC, clean", f"{ar.auc_clean:.3f}", help=f"Members vs real non-members, the robust MIA at "
+                f"lambda {lam:g}: what the robustness costs on honest data (chance is 0.5).")
 
 ar_tpr = result.mia(mia, lam=float(lam))
 mfd = result.mfd()
@@ -147,7 +151,7 @@ fpr_key = st.radio(
     "negatives behind it; ⚠ marks an FPR the data cannot measure (fewer than 10/FPR negatives).",
 )
 pct = f"{100 * float(fpr_key):g} %"
-cols = st.columns(4)
+cols = list(st.columns(4))
 with cols[0]:
     tpr_card(f"MIA TPR at {pct} FPR, clean", van.tpr_clean[fpr_key])
 with cols[1]:
@@ -163,35 +167,36 @@ if not van.tpr_clean[fpr_key].supported or not mfd.tpr_at_fpr[fpr_key].supported
         "little they say."
     )
 with st.expander("Every TPR at low FPR, with its 95 % interval (all MIAs, vanilla and AR-MIA, and MFD)"):
-    st.dataframe(tpr_table(result, lam=float(lam)), hide_index=True, width="stretch")
+    show_table(tpr_table(result, lam=float(lam)))
 st.info(regime_sentence(result))
-show_decision(outcome.decision(), outcome.verdict())
-threat_cards(FABRICATION.name)
 remember_result(PAGE, f"MIA AUC {van.auc_clean:.2f} -> {van.auc_fabricated:.2f} under attack",
-                {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"})
+                {"MFD AUC": f"{result.mfd_auc:.3f}", "AR-MIA AUC (fabricated)": f"{ar.auc_fabricated:.3f}"},
+                decision=outcome.decision())  # fmt: skip
 
 tabs = st.tabs(["Gallery", "Scores", "Gradient norms", "Vanilla vs AR-MIA", "Regime map", "Attacks", "Adaptive attacker"])
 with tabs[0]:
-    st.plotly_chart(gallery_figure(result), width="stretch")
+    st.plotly_chart(gallery_figure(result), width="stretch", config=CHART)
 with tabs[1]:
-    st.plotly_chart(score_histogram(result, mia=mia), width="stretch")
+    st.plotly_chart(score_histogram(result, mia=mia), width="stretch", config=CHART)
 with tabs[2]:
-    st.plotly_chart(grad_norm_histogram(result), width="stretch")
+    st.plotly_chart(grad_norm_histogram(result), width="stretch", config=CHART)
     med = result.norms.medians()
     st.caption(f"Median gradient norm: members {med['members']:.3g}, non-members {med['non_members']:.3g}, "
                f"fabricated {med['fabricated']:.3g}. g_ref = {result.g_ref:.3g} ({result.g_ref_source}).")
 with tabs[3]:
     c1, c2 = st.columns(2)
-    c1.plotly_chart(roc_figure(result, lam=float(lam), mia=mia), width="stretch")
-    c2.plotly_chart(lambda_figure(result, mia=mia, lam=float(lam)), width="stretch")
+    c1.plotly_chart(roc_figure(result, lam=float(lam), mia=mia), width="stretch", config=CHART)
+    c2.plotly_chart(lambda_figure(result, mia=mia, lam=float(lam)), width="stretch", config=CHART)
 with tabs[4]:
-    st.plotly_chart(regime_figure(result, lam=float(lam)), width="stretch")
-    st.dataframe(regime_table(result), hide_index=True, width="stretch")
+    st.plotly_chart(regime_figure(result, lam=float(lam)), width="stretch", config=CHART)
+    show_table(regime_table(result))
 with tabs[5]:
-    st.plotly_chart(attacks_figure(result), width="stretch")
-    st.dataframe(budgets_table(result), hide_index=True, width="stretch")
+    st.plotly_chart(attacks_figure(result), width="stretch", config=CHART)
+    show_table(budgets_table(result))
 with tabs[6]:
-    st.plotly_chart(adaptive_figure(result), width="stretch")
+    st.plotly_chart(adaptive_figure(result), width="stretch", config=CHART)
     st.caption("An attacker who also keeps the gradient norm up (beta > 0) evades MFD, but the MIA stops being fooled.")
 
 outcome_downloads(outcome, key="fabrication.report")
+glossary_expander(outcome.verdict(), "membership inference MFA MFD AR-MIA lambda epsilon (perturbation) LOSS attack "
+                  "RMIA LiRA reference models AUC TPR at FPR log-ROC 95 % interval member non-member")

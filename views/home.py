@@ -4,6 +4,7 @@ import streamlit as st
 
 from audit_core.registry import REGISTRY
 from ui import state
+from ui.decision import LEVEL_ICONS
 from ui.session import request_autorun
 from ui.validation import validation_expander
 
@@ -43,6 +44,8 @@ if not results:
 for page, result in results.items():
     with st.container(border=True):
         st.markdown(f"**{page}** · {result['time']}  \n{result['headline']}")
+        if "title" in result:  # the level in the audit's words, and the whole headline
+            st.markdown(f"{LEVEL_ICONS[result['level']]} **{result['title']}.** {result['decision']}")
         if result["metrics"]:
             metric_cols = st.columns(len(result["metrics"]))
             for col, (label, value) in zip(metric_cols, result["metrics"].items(), strict=True):
@@ -55,7 +58,12 @@ with st.expander("How to read the numbers"):
         "surely; **TPR at 0.1 % / 1 % FPR** and the **log-ROC** show them.\n"
         "- Each TPR comes with a 95 % interval and the number of non-members behind it; with fewer than 10/alpha "
         "non-members the false-positive rate itself cannot be measured (marked ⚠).\n"
-        "- Colours are the same everywhere: members vermillion, non-members blue, fabricated purple, synthetic green."
+        "- Colours are the same everywhere: members vermillion, non-members blue, fabricated purple, synthetic green. "
+        "Attacks on a log-ROC differ by line style as well as colour (solid, dashed, dotted, ...), and the legend "
+        "names each.\n"
+        "- Every decision is one of four levels: **low** (nothing measured above chance; not a proof), **inconclusive** "
+        "(too few records to measure what the decision rests on: add what it says), **elevated** (review before "
+        "release), **high** (do not release as it is). Each page's \"Why\" shows the cut-offs."
     )
 
 validation_expander()

@@ -12,20 +12,19 @@ from audit_core.lira.figures import (
     models_sweep_figure,
     per_sample_fpr_figure,
     roc_figure,
-    tpr_table,
+    rule_caption,
+    rules_table,
     vulnerable_table,
 )
-from audit_core.registry import REGISTRY
+from audit_core.lira.spec import LIRA, LiraSettings
 from ui import state
-from ui.cards import HELP, metric_card
-from ui.decision import show_decision, threat_cards
+from ui.cards import CHART, HELP, metric_card, show_table
+from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-LIRA = REGISTRY["lira"]
-LiraSettings = LIRA.settings
 PAGE = "Calibrated LiRA"
 SAMPLES = {
     "German Credit (1,000 rows)": (Path("sample_data/german_credit.csv"), "credit"),
@@ -49,7 +48,7 @@ source = st.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, h
 data = path = default_target = None
 try:
     if source == "Upload a table":
-        upload = st.file_uploader("CSV or Parquet", type=["csv", "parquet"], key="lira.upload")
+        upload = st.file_uploader("CSV or Parquet", type=None, key="lira.upload")
         if upload is not None:
             data, path = load_input(LIRA, "data", upload.getvalue(), upload.name, upload=True), upload.name
     else:
@@ -69,8 +68,8 @@ if data is not None:
         n_models = knob_input(right, LiraSettings, "models", step=2)
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
-    st.caption(f"{Path(path).name}: {len(data):,} rows × {data.shape[1]} columns")
-    if autorun:
+    st.caption(f"{Path(path or 'data').name}: {len(data):,} rows × {data.shape[1]} columns")
+    if autorun and default_target is not None:
         request = Request(Inputs({"data": data}, {"data": path}), LiraSettings(target=default_target), 0)
     elif submitted:
         settings = LiraSettings(target=target, model=model, models=int(n_models))
@@ -88,6 +87,10 @@ ev, sw = result.evaluation, result.sweep
 name = outcome.inputs.name("data")
 
 # ----------------------------------------------------------------------------- results
+st.divider()
+st.subheader(f"Result: {pool.n_models} {pool.model} models on {name}")
+show_decision(outcome.decision(), outcome.verdict())  # first, before every card and warning
+threat_cards(LIRA.name)
 st.caption(
     f"{name}: {pool.n_samples} records, {pool.n_features} features, target '{pool.target}'. "
     f"{pool.n_models} {pool.model} models trained in {pool.seconds:.1f} s; accuracy {pool.train_accuracy.mean():.3f} on "
@@ -100,38 +103,34 @@ st.markdown(f"**TPR at FPR {fpr:g}**, by how the scores were aggregated")
 cols = st.columns(4)
 short = {"naive": "naive", "post_processed": "PP, N(0,1)", "post_processed_t": "PP, Student-t", "per_sample_mean": "per-sample"}
 for col, (key, label) in zip(cols, short.items(), strict=True):
-    lo, hi = ev.tpr_ci.get(key, (float("nan"), float("nan")))
     with col:
         metric_card(
             label,
             f"{100 * ev.tpr[key]:.1f} %",
             help=f"{LABELS[key]}. " + HELP["tpr_at_fpr"],
         )
-        st.caption(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)")
+        st.caption(rule_caption(ev, key))
         if key == "per_sample_mean":
             st.caption(
                 f"Each record tested against its own out-scores, never fitted on the score counted; "
                 f"FPR it holds: {ev.pooled_fpr[key]:.3f}."
             )
 
-st.subheader("What to report")
-show_decision(outcome.decision(), outcome.verdict())
-threat_cards(LIRA.name)
 
 tab_roc, tab_fpr, tab_m, tab_fpc, tab_rec = st.tabs(
     ["Log-ROC", "Per-record FPR", "How many models?", "Finite-population correction", "Most exposed records"]
 )
 with tab_roc:
-    st.plotly_chart(roc_figure(ev), width="stretch")
+    st.plotly_chart(roc_figure(ev), width="stretch", config=CHART)
     st.caption(
         "Naive pools raw scores of all records and models under one threshold; post-processed (PP) first standardises "
         "each score by its own record's out-distribution (leave-one-model-out), so one threshold means the same FPR for "
         "every record; the per-sample average thresholds each record separately (direction and Student-t threshold from "
         "disjoint halves of its out-scores, so its FPR is alpha for every record; with few models it reads low)."
     )
-    st.dataframe(tpr_table(ev), hide_index=True, width="stretch")
+    show_table(rules_table(ev))
 with tab_fpr:
-    st.plotly_chart(per_sample_fpr_figure(ev), width="stretch")
+    st.plotly_chart(per_sample_fpr_figure(ev), width="stretch", config=CHART)
     s_naive, s_pp = ev.fpr_summary("naive"), ev.fpr_summary("post_processed_t")
     st.markdown(
         f"Under the naive threshold the per-record FPR averages {s_naive['mean']:.3f} but spreads {s_naive['std']:.3f}; "
@@ -140,13 +139,13 @@ with tab_fpr:
         f"{pool.n_models // 2} out-scores per record."
     )
 with tab_m:
-    st.plotly_chart(models_sweep_figure(sw), width="stretch")
+    st.plotly_chart(models_sweep_figure(sw), width="stretch", config=CHART)
     st.caption(
         f"What-if: the same rules recomputed on random subsets of the {pool.n_models} trained models (whole complementary "
         f"pairs, so every record stays in half of them). The dashed line is M = 10/alpha = {ev.required_models}."
     )
 with tab_fpc:
-    st.plotly_chart(fpc_figure(result.fpc_sims), width="stretch")
+    st.plotly_chart(fpc_figure(result.fpc_sims), width="stretch", config=CHART)
     st.markdown(
         "Efficient LiRA reuses one finite pool of shadow models trained on subsets of the same N+ records. Their spread "
         "understates the spread over fresh draws from the population by FPC = 1 - N/N+ on the variance (0.5 for "
@@ -156,7 +155,7 @@ with tab_fpc:
         "pool, where targets come from the same records as the shadows, it is conservative."
     )
 with tab_rec:
-    st.dataframe(vulnerable_table(ev, outcome.inputs["data"]), hide_index=True, width="stretch")
+    show_table(vulnerable_table(ev, outcome.inputs["data"]))
     st.caption("Records with the highest TPR at their own alpha-threshold; separation = (mu_in - mu_out) / sd_out.")
 
 st.subheader("Risk by group")
@@ -170,7 +169,7 @@ groups = outcome.value.groups
 st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 "
            "non-members in the group, so its interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR "
            "at all.")  # fmt: skip
-st.dataframe(groups.table(), hide_index=True, width="stretch")
+show_table(groups.table())
 
 outcome_downloads(outcome, key="lira.downloads")
 remember_result(
@@ -181,4 +180,7 @@ remember_result(
         "PP (t)": f"{100 * ev.tpr['post_processed_t']:.1f} %",
         "per-sample": f"{100 * ev.tpr['per_sample_mean']:.1f} %",
     },
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), "LiRA per-sample FPR PP / post-processed Student-t threshold alpha "
+                  "finite-population correction reference models TPR at FPR log-ROC 95 % interval AUC")

@@ -8,28 +8,39 @@ import streamlit as st
 
 from audit_core.common.errors import InputError
 from audit_core.contract import Inputs
-from audit_core.model.figures import epsilon_table, fidelity_table, log_roc, rmia_table, tpr_table
-from audit_core.registry import REGISTRY
+from audit_core.model.figures import (
+    epsilon_table,
+    exposed_table,
+    family_sentence,
+    family_table,
+    fidelity_table,
+    log_roc,
+    rmia_table,
+    tpr_table,
+)
+from audit_core.model.spec import MODEL, ModelSettings
 from ui import state
-from ui.cards import HELP, metric_card, tpr_card
-from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
+from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-MODEL = REGISTRY["model"]
-ModelSettings = MODEL.settings
 PAGE = "Audit my model"
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = {
-    "model": ROOT / "sample_data" / "german_credit" / "model_mlp.skops",
-    "train": ROOT / "sample_data" / "german_credit" / "train.csv",
-    "population": ROOT / "sample_data" / "german_credit" / "holdout.csv",
+SAMPLES = {  # label -> (folder, label column); the first is the default and the home page's sample run
+    "Sample: an overfit MLP on Adult (2,000 members; 1,000 non-members measure a 1 % FPR)": ("adult", "income_per_year"),
+    "Sample: an overfit MLP on German Credit (400 members; 150 non-members, too few for a 1 % FPR)": ("german_credit",
+                                                                                                      "credit"),
 }
-SAMPLE_LABEL = "Sample: an overfit MLP on German Credit (sample_data/german_credit/model_mlp.skops)"
-SAMPLE_SETTINGS = {"target": "credit", "reference_family": "mlp"}
+SAMPLE_LABEL = next(iter(SAMPLES))
 UPLOAD = "Upload my model and tables"
+
+
+def _sample(label: str) -> dict[str, Path]:
+    folder = ROOT / "sample_data" / SAMPLES[label][0]
+    return {"model": folder / "model_mlp.skops", "train": folder / "train.csv", "population": folder / "holdout.csv"}
 
 st.title("🧠 Audit my model")
 st.markdown(
@@ -45,13 +56,13 @@ st.markdown(
 autorun = take_autorun(state.OwnModel.AUTORUN)
 if autorun:
     st.session_state[state.OwnModel.SOURCE] = SAMPLE_LABEL
-source = st.radio("Model and tables", [SAMPLE_LABEL, UPLOAD], key=state.OwnModel.SOURCE, horizontal=True)
+source = st.radio("Model and tables", [*SAMPLES, UPLOAD], key=state.OwnModel.SOURCE)
 
 data: dict = {}
 paths: dict[str, str] = {}
 try:
     if source == UPLOAD:
-        cols = st.columns(3)
+        cols = list(st.columns(3))
         files = {
             "model": cols[0].file_uploader("Model (.onnx, .skops, .safetensors)",
                                            type=["onnx", "skops", "safetensors", "pkl", "pickle", "joblib"],
@@ -68,8 +79,8 @@ try:
         if len(data) < 3:
             st.info("Upload the model, the members' table and the population table.")
     else:
-        data = {role: load_input(MODEL, role, p, p.name, upload=False) for role, p in SAMPLE.items()}
-        paths = {role: str(p.relative_to(ROOT)) for role, p in SAMPLE.items()}
+        data = {role: load_input(MODEL, role, p, p.name, upload=False) for role, p in _sample(source).items()}
+        paths = {role: str(p.relative_to(ROOT)) for role, p in _sample(source).items()}
 except InputError as exc:
     show_input_error(exc)
     data = {}
@@ -83,7 +94,8 @@ if len(data) == 3:
         left, mid, right = st.columns(3)
         target = None
         if not images:
-            default = SAMPLE_SETTINGS["target"] if SAMPLE_SETTINGS["target"] in columns else columns[-1]
+            sample_target = SAMPLES[source][1] if source in SAMPLES else None
+            default = sample_target if sample_target in columns else columns[-1]
             target = left.selectbox("Label column", columns, index=columns.index(default),
                                     help=ModelSettings.knobs()["target"].help)  # fmt: skip
         attacks = knob_input(left, ModelSettings, "attacks", options=ModelSettings.knobs()["attacks"].choices)
@@ -93,16 +105,15 @@ if len(data) == 3:
             epochs = knob_input(mid, ModelSettings, "reference_epochs")
         family, trusted = ModelSettings.defaults()["reference_family"], ""  # an image model: its own architecture
         if not images:
-            family = knob_input(mid, ModelSettings, "reference_family",
-                                value=SAMPLE_SETTINGS["reference_family"] if source == SAMPLE_LABEL else None)  # fmt: skip
+            family = knob_input(mid, ModelSettings, "reference_family")
             trusted = right.text_input("Trusted skops types (comma-separated)", "",
                                        help=ModelSettings.knobs()["trust_skops_types"].help)  # fmt: skip
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Audit the model", type="primary")
     if autorun:
-        request = Request(Inputs(data, paths), ModelSettings(target="credit", reference_family="mlp"), 0)
+        request = Request(Inputs(data, paths), ModelSettings(target=SAMPLES[SAMPLE_LABEL][1]), 0)
     elif submitted:
-        settings = ModelSettings(target=target, attacks=tuple(a for a in ModelSettings.knobs()["attacks"].choices
+        settings = ModelSettings(target=target, attacks=tuple(a for a in (ModelSettings.knobs()["attacks"].choices or ())
                                                               if a in attacks),
                                  reference_models=int(k), reference_family=family, lira_variance=variance,
                                  reference_epochs=int(epochs),
@@ -122,7 +133,15 @@ for w in audit.warnings:
     st.warning(w)
 
 st.markdown("**Fidelity check: do the reference models behave like the target?**")
-st.dataframe(fidelity_table(audit), hide_index=True, width="stretch")
+st.caption(family_sentence(audit))
+families = family_table(audit)
+if not families.empty:
+    with st.expander("Reference family chosen by fidelity: every family tried", expanded=True):
+        st.caption("The family whose reference models behave most like the model on records no attack scores (train and "
+                   "test accuracy, loss distributions) is kept. The attack columns show what the other families would "
+                   "have found; they are never used to choose.")  # fmt: skip
+        show_table(families)
+show_table(fidelity_table(audit))
 if not audit.fidelity.ok:
     st.error(audit.fidelity.sentence())
 
@@ -138,25 +157,26 @@ for attack in audit.attacks.values():
             with col:
                 tpr_card(f"TPR at {100 * t.target_fpr:g} % FPR", t)
 
-st.plotly_chart(log_roc(audit), width="stretch")
+st.plotly_chart(log_roc(audit), width="stretch", config=CHART)
 if audit.rmia_by_k:
     st.markdown("**RMIA with the first 1, 2, 4, ... reference models**")
-    st.dataframe(rmia_table(audit), hide_index=True, width="stretch")
+    show_table(rmia_table(audit))
 st.markdown("**Epsilon lower bound per attack**")
-st.dataframe(epsilon_table(audit), hide_index=True, width="stretch")
+show_table(epsilon_table(audit))
 with st.expander("TPR at each target FPR (table)"):
-    st.dataframe(tpr_table(audit), hide_index=True, width="stretch")
+    show_table(tpr_table(audit))
 
 st.subheader("Most exposed members")
-st.caption("The members the strongest attack ranks highest, with their values; <attack>_fpr = the share of non-members "
-           "scoring at least as high (the FPR at which this record would be flagged).")  # fmt: skip
-st.dataframe(audit.exposed, hide_index=True, width="stretch")
+st.caption("The members the strongest attack ranks highest, with their values; 'non-members scoring as high' = the "
+           "share of non-members with at least this score (the FPR at which this record would be flagged). The report "
+           "prints these records redacted unless asked (below).")  # fmt: skip
+show_table(exposed_table(audit))
 if hasattr(outcome.inputs["train"], "images"):  # an image model: show the exposed members' images
     shown = outcome.inputs["train"].images[audit.exposed["row"].to_numpy()[:10]]
     st.image([im.transpose(1, 2, 0).squeeze() for im in shown], width=64,
              caption=[f"row {r}" for r in audit.exposed["row"].to_numpy()[:10]])  # fmt: skip
 with st.expander("Per-record table (every candidate)"):
-    st.dataframe(audit.records.head(2000), hide_index=True, width="stretch")
+    show_table(audit.records.head(2000))
 
 st.subheader("Downloads")
 outcome_downloads(outcome, key="own_model.downloads")
@@ -165,5 +185,9 @@ best = audit.best()
 remember_result(
     PAGE,
     f"{outcome.inputs.name('model')}: strongest attack '{best.name}', fidelity {'ok' if audit.fidelity.ok else 'NOT ok'}.",
-    {"AUC": f"{best.auc:.3f}", "TPR at 1 % FPR": f"{best.tpr_at_fpr['0.01'].tpr:.3f}"},
+    {"AUC": f"{best.auc:.3f}", "TPR at 1 % FPR": f"{100 * best.tpr_at_fpr['0.01'].tpr:.1f} %",
+     "epsilon ≥": f"{max(a.epsilon.epsilon for a in audit.attacks.values()):.2f}"},
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), "membership inference member non-member LOSS attack RMIA LiRA reference models "
+                  "AUC TPR at FPR log-ROC 95 % interval epsilon lower bound differential privacy fidelity")

@@ -7,18 +7,17 @@ from pathlib import Path
 import streamlit as st
 
 from audit_core.contract import Inputs
-from audit_core.registry import REGISTRY
-from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
+from audit_core.scores.figures import epsilon_table, records_table, roc_figure, tpr_table
+from audit_core.scores.spec import SCORES
 from ui import state
-from ui.cards import HELP, metric_card, tpr_card
-from ui.decision import assumption_caption, show_decision, threat_cards
+from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
+from ui.decision import assumption_caption, glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome
 from ui.session import remember_result
 from ui.source import sample_or_upload
 from ui.widgets import knob_input, seed_input
 
-SCORES = REGISTRY["scores"]
 PAGE = "Score check"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "scores.csv"
@@ -92,18 +91,18 @@ if unsupported:
         "non-members (it needs at least 10/alpha); those numbers are marked ⚠."
     )
 
-st.plotly_chart(roc_figure(check), width="stretch")
+st.plotly_chart(roc_figure(check), width="stretch", config=CHART)
 st.markdown("**Epsilon lower bound per attack**")
-st.dataframe(epsilon_table(check), hide_index=True, width="stretch")
+show_table(epsilon_table(check))
 with st.expander("TPR at each target FPR (table)"):
-    st.dataframe(tpr_table(check), hide_index=True, width="stretch")
+    show_table(tpr_table(check))
 
 st.subheader("Per-record table")
 st.caption(
-    "rank 1 = the most member-like record of its attack; fpr_if_flagged = the share of non-members scoring at least as "
-    "high (the FPR at which this record would be flagged); flagged_at_<alpha> = flagged at the threshold of that FPR."
+    "rank 1 = the most member-like record of its attack; FPR if flagged = the share of non-members scoring at least as "
+    "high (the FPR at which this record would be flagged); flagged at x % FPR = flagged at the threshold of that FPR."
 )
-st.dataframe(check.records.head(1000), hide_index=True, width="stretch")
+show_table(records_table(check))
 
 st.subheader("Downloads")
 outcome_downloads(outcome, key="score_check.downloads")
@@ -113,4 +112,7 @@ remember_result(
     PAGE,
     f"{outcome.inputs.name('scores')}: {len(check.attacks)} attack(s); strongest epsilon lower bound from '{best.name}'.",
     {"epsilon ≥": f"{best.epsilon.epsilon:.2f}", "AUC": f"{best.auc:.3f}"},
+    decision=outcome.decision(),
 )
+glossary_expander(outcome.verdict(), "membership inference member non-member AUC TPR at FPR log-ROC 95 % interval "
+                  "epsilon lower bound differential privacy delta ceiling")

@@ -11,11 +11,11 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.common.glossary import TERMS
 from audit_core.contract import Inputs
-from audit_core.registry import REGISTRY
 from audit_core.synthetic.figures import (
     ATTACK_LABELS,
     REALISTIC_NOT_CALIBRATED,
     distance_figure,
+    exposed_display,
     exposed_table,
     overlaps_table,
     p_member_figure,
@@ -24,16 +24,15 @@ from audit_core.synthetic.figures import (
     risk_figure,
     roc_figure,
 )
+from audit_core.synthetic.spec import TABULAR, TabularSettings
 from ui import state
-from ui.cards import HELP, metric_card, tpr_card
+from ui.cards import CHART, HELP, metric_card, show_table, tpr_card
 from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
 from ui.session import remember_result, take_autorun
 from ui.widgets import knob_input, seed_input
 
-TABULAR = REGISTRY["tabular"]
-TabularSettings = TABULAR.settings
 PAGE = "Synthetic-data risk"
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 SAMPLES = {
@@ -65,7 +64,8 @@ def _load_tables(source: str) -> tuple[dict[str, pd.DataFrame], dict[str, str]] 
         return tables, {role: f"sample_data/{folder}/{path.name}" for role, path in files.items()}
     tables, paths = {}, {}
     for col, (role, label) in zip(st.columns(4), ROLES.items(), strict=True):
-        upload = col.file_uploader(label, type=["csv", "parquet"], key=f"{state.Synthetic.UPLOAD}.{role}")
+        # any file type: a wrong one (a .png) gets a sentence from read_table, not only a red file chip
+        upload = col.file_uploader(f"{label}, CSV or Parquet", type=None, key=f"{state.Synthetic.UPLOAD}.{role}")
         if upload is not None:
             tables[role] = load_input(TABULAR, role, upload.getvalue(), upload.name, upload=True)
             paths[role] = upload.name
@@ -111,14 +111,14 @@ def _metric_cards(audit) -> None:
         at = "score ≥ 0" if name == "domias" else "P ≥ 0.5"
         with st.container(border=True):
             st.markdown(f"**{ATTACK_LABELS[name]}**")
-            cols = st.columns(4)
+            cols = list(st.columns(4))
             with cols[0]:
                 metric_card("AUC", f"{m.auc:.3f}", help=HELP["auc"])
             for col, (key, label) in zip(cols[1:], (("0.001", "0.1 %"), ("0.01", "1 %"), ("0.1", "10 %")), strict=True):
                 t = m.tpr_at_fpr[key]
                 with col:
                     tpr_card(f"TPR at {label} FPR", t)
-            cols = st.columns(4)
+            cols = list(st.columns(4))
             for col, (key, value) in zip(
                 cols, (("accuracy", m.accuracy), ("precision", m.precision), ("recall", m.recall), ("f1", m.f1)), strict=True
             ):
@@ -137,7 +137,7 @@ def _metric_cards(audit) -> None:
         )
     with st.container(border=True):
         st.markdown("**Method 1: member iff distance < threshold** (one ROC point, no curve)")
-        cols = st.columns(5)
+        cols = list(st.columns(5))
         for col, (label, dt) in zip(
             cols[:2],
             (("true", audit.distance_threshold), ("realistic", audit.distance_threshold_realistic)),
@@ -163,31 +163,42 @@ def _metric_cards(audit) -> None:
 
 
 def _verbatim_cards(audit) -> None:
-    """Real records in the synthetic table: one count per real table, the rare copies, the near-copy scan."""
-    v, link = audit.verbatim, audit.linkage
+    """Real records in the synthetic table, each count named as the decision names it, beside its reference."""
+    v, link, test = audit.verbatim, audit.linkage, audit.copy_test
     if v is None:
         return
     with st.container(border=True):
-        st.markdown("**Real records in the synthetic table** (whole tables; a synthetic row equal to a real record "
-                    "publishes it)")  # fmt: skip
-        cols = st.columns(5)
-        aux = "n/a" if v.in_auxiliary is None else f"{v.in_auxiliary:,}"
+        st.markdown("**Real records copied into the synthetic table** (whole tables; a synthetic row equal to a real "
+                    "record publishes it; every compared column equal, missing equal to missing)")  # fmt: skip
+        aux = audit.overlaps.get("auxiliary_in_synthetic")
         cards = [
-            ("= a training record", f"{v.in_train:,}", f"Synthetic rows equal to a training row, of {v.n_synthetic:,}. "
-             f"{v.train_copied:,} training rows have a copy (the exact-copy test's count)."),
-            ("= a holdout record", f"{v.in_holdout:,}", "Synthetic rows equal to a holdout row (real non-members)."),
-            ("= an auxiliary record", aux, "Synthetic rows equal to an auxiliary row (real non-members)."),
-            ("rare training copies", f"{v.rare_train_copied:,}", "Copied training records whose values no holdout or "
-             "auxiliary record shares: not explained by the population's own duplicates."),
+            ("training rows copied verbatim", f"{test.train_copies:,}",
+             f"{100 * test.train_rate:.1f} % of {test.n_train:,} (holdout {100 * test.holdout_rate:.1f} %)",
+             f"Training rows with an identical row in the synthetic table: the count the decision and the report name. "
+             f"They sit in {v.in_train:,} of the {v.n_synthetic:,} synthetic rows (identical training rows share one "
+             "copy)."),
+            ("holdout rows copied verbatim", f"{test.holdout_copies:,}",
+             f"{100 * test.holdout_rate:.1f} % of {test.n_holdout:,}: the chance rate",
+             "Holdout rows (real non-members) with an identical synthetic row: how often a record appears by chance."),
+            ("auxiliary rows copied verbatim", "n/a" if aux is None else f"{aux.rows:,}",
+             "" if aux is None else f"{100 * aux.share:.1f} % of {aux.of:,}",
+             "Auxiliary rows (real non-members) with an identical synthetic row."),
+            ("of the training copies: rare", f"{v.rare_train_copied:,}", f"of {test.train_copies:,} copied",
+             "Copied training records whose values no holdout or auxiliary record shares: not explained by the "
+             "population's own duplicates."),
         ]  # fmt: skip
         if link is not None:
             k = link.best
-            cards.append(("near-copies (linkage)", f"{link.members_near[k]:,} vs {link.non_members_near[k]:,}",
+            cards.append(("near-copies (record linkage)", f"{link.members_near[k]:,}",
+                          f"training rows; holdout rows {link.non_members_near[k]:,}",
                           f"{TERMS['record linkage']} Members vs non-members agreeing with a synthetic record on nearly "
                           f"every column ({link.tests[k]}); p = {link.p_value:.3g} over the scan."))  # fmt: skip
-        for col, (label, value, help_text) in zip(cols, cards, strict=False):
+        cols = [*st.columns(3), *st.columns(3)]
+        for col, (label, value, reference, help_text) in zip(cols, cards, strict=False):
             with col:
                 metric_card(label, value, help=help_text)
+                if reference:
+                    st.caption(reference)
 
 
 def _exposed(audit) -> None:
@@ -200,7 +211,7 @@ def _exposed(audit) -> None:
     )
     by = "p_member_true" if by_label.startswith("true") else "p_member_realistic"
     top = exposed_table(audit, k=20, by=by)
-    st.dataframe(top, hide_index=True, width="stretch")
+    show_table(exposed_display(top))
     if top.empty:
         return
     labels = [f"#{r.rank}: {r.source} row {r.row} (P = {getattr(r, by):.3f}, d = {r.distance:.4f})" for r in top.itertuples()]
@@ -267,6 +278,13 @@ except InputError as exc:
 
 request = st.session_state.pop(state.Synthetic.ASKED, None)  # the disclosure form's, from the last run
 if loaded is not None:
+    try:  # mismatched columns: one sentence now, not after "Run"
+        if TABULAR.check is not None:
+            TABULAR.check(Inputs(*loaded), TabularSettings())
+    except InputError as exc:
+        show_input_error(exc)
+        loaded = None
+if loaded is not None:
     tables, paths = loaded
     st.caption(" · ".join(f"{role}: {len(df):,} rows × {df.shape[1]} columns" for role, df in tables.items()))
     with st.form("synthetic.run_form"):
@@ -275,13 +293,14 @@ if loaded is not None:
         seed = seed_input(key=state.Synthetic.SEED)
         run_clicked = st.form_submit_button("▶ Run the audit", type="primary")
     if run_clicked or autorun:
-        request = Request(Inputs(tables, paths), TabularSettings(**types), 0 if autorun else int(seed))
+        chosen = TabularSettings(categorical=types.get("categorical", ()), numeric=types.get("numeric", ()),
+                                 ignore=types.get("ignore", ()))  # fmt: skip
+        request = Request(Inputs(tables, paths), chosen, 0 if autorun else int(seed))
 
 if request is None and state.Synthetic.RESULT not in st.session_state:
     st.stop()
 st.divider()
-st.subheader(f"Result: {source}")
-decision_slot = st.container()  # the release decision goes first, once the re-score knobs below have been read
+decision_slot = st.container()  # the heading and the decision go first, once the re-score knobs below have been read
 with st.container(border=True):
     st.markdown("**Re-score instantly** (distances are kept; only the 1-D densities are refitted)")
     c1, c2, c3 = st.columns(3)
@@ -298,12 +317,12 @@ audit = outcome.value.audit
 for note in audit.warnings:
     st.caption("ℹ️ " + note)
 
-st.plotly_chart(roc_figure(audit), width="stretch")
+st.plotly_chart(roc_figure(audit), width="stretch", config=CHART)
 c1, c2 = st.columns(2)
-c1.plotly_chart(p_member_figure(audit, attack="true_distribution"), width="stretch")
-c2.plotly_chart(p_member_figure(audit, attack="realistic"), width="stretch")
+c1.plotly_chart(p_member_figure(audit, attack="true_distribution"), width="stretch", config=CHART)
+c2.plotly_chart(p_member_figure(audit, attack="realistic"), width="stretch", config=CHART)
 c2.caption(REALISTIC_NOT_CALIBRATED)
-st.plotly_chart(distance_figure(audit), width="stretch")
+st.plotly_chart(distance_figure(audit), width="stretch", config=CHART)
 
 _exposed(audit)
 
@@ -313,7 +332,7 @@ if audit.overlaps:
             "Two rows are the same when every compared column is equal. Holdout rows found in the synthetic table show "
             "how often a record appears there by chance; the verdict's exact-copy test compares the training rows with them."
         )
-        st.dataframe(overlaps_table(audit), hide_index=True, width="stretch")
+        show_table(overlaps_table(audit))
 
 st.subheader("Risk by group")
 _AUTO = "the column whose groups differ most in copies or risk"
@@ -326,7 +345,7 @@ groups = outcome.value.groups
 st.caption(f"Grouped by **{groups.column}**: groups whose copies or near-copies exceed chance first, whatever their "
            "size, then by TPR. ⚠: fewer than 1,000 non-members in the group, so its interval is wide; with fewer than "
            "100 the TPR at 1 % FPR cannot be measured at all (the copies still can).")  # fmt: skip
-st.dataframe(groups.table(), hide_index=True, width="stretch")
+show_table(groups.table())
 
 disclosure = outcome.value.disclosure
 with st.expander("Singling out, linkability and attribute inference (Giomi et al., PoPETs 2023)",
@@ -346,9 +365,10 @@ with st.expander("Singling out, linkability and attribute inference (Giomi et al
         table = results_table(disclosure)
         st.dataframe(table[["attack", "risk", "ci_low", "ci_high", "attack_rate", "control_rate", "baseline_rate",
                             "n_attacks", "reading"]], hide_index=True, width="stretch")  # fmt: skip
-        st.plotly_chart(risk_figure(disclosure), width="stretch")
+        st.plotly_chart(risk_figure(disclosure), width="stretch", config=CHART)
 
 with decision_slot:
+    st.subheader(f"Result: {outcome.inputs.name('synthetic')}")
     show_decision(outcome.decision(), outcome.verdict())
     threat_cards(TABULAR.name)
     _verbatim_cards(audit)
@@ -360,12 +380,13 @@ outcome_downloads(outcome, key="synthetic")
 true = audit.attacks["true_distribution"]
 remember_result(
     PAGE,
-    f"{source}: " + outcome.verdict().split(".")[0] + ".",
+    f"{source}",
     {
         "AUC (true)": f"{true.auc:.3f}",
         "TPR @ 1 % FPR": f"{100 * true.tpr_at_fpr['0.01'].tpr:.1f} %",
-        "training rows copied (whole table)": f"{audit.copy_test.train_copies:,}" if audit.copy_test else "n/a",
+        "training rows copied verbatim": f"{audit.copy_test.train_copies:,}" if audit.copy_test else "n/a",
     },
+    decision=outcome.decision(),
 )
 
 glossary_expander(outcome.verdict(), *ATTACK_LABELS.values(), "Gower distance KDE bandwidth prior AUC TPR at FPR "

@@ -18,7 +18,7 @@ from audit_core.common.column_types import ColumnTypes
 from audit_core.common.errors import InputError
 from audit_core.common.table_files import MISSING_TOKENS, check_unique_names
 
-__all__ = ["AlignedTables", "align_tables"]
+__all__ = ["AlignedTables", "align_tables", "check_shared_columns", "refuse_infinite"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,17 @@ class AlignedTables:
 def _quote_list(names: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(f"'{c}'" for c in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def refuse_infinite(values: np.ndarray, *, table: str, column: str) -> None:
+    """One sentence for a numeric column holding +-inf (how many, the first row), as every audit says it."""
+    inf = np.isinf(values)
+    if inf.any():
+        first = int(np.flatnonzero(inf)[0])
+        raise InputError(
+            f"Column '{column}' of table '{table}' holds infinite values ({int(inf.sum())}, first at row "
+            f"{first}); replace them with numbers or leave the cells empty."
+        )
 
 
 def _to_numeric(series: pd.Series, *, table: str, column: str) -> pd.Series:
@@ -146,6 +157,18 @@ def _check_columns(frame: Any, *, name: str, used: Sequence[str], known: set[str
         )
 
 
+def check_shared_columns(frames: Mapping[str, pd.DataFrame], *, types: ColumnTypes) -> None:
+    """Refuse tables that do not share the compared columns of ``types`` (the first table is the reference).
+
+    The cheap first check of :func:`align_tables` alone, for a page to run as soon as the tables are
+    uploaded (before the audit is asked for).
+    """
+    names = list(frames)
+    used = list(types.columns)
+    for name in names:
+        _check_columns(frames[name], name=name, used=used, known=set(used) | set(types.ignored), reference=names[0])
+
+
 def _check_row_counts(frames: Mapping[str, pd.DataFrame], min_rows: Mapping[str, int] | None) -> None:
     """Refuse a table with fewer rows than its floor in ``min_rows`` (1 for a table not named there)."""
     floors = {name: 1 for name in frames}
@@ -169,14 +192,7 @@ def _convert_columns(frame: pd.DataFrame, *, name: str, types: ColumnTypes) -> d
     converted: dict[str, pd.Series] = {}
     for col in types.numeric:
         values = _to_numeric(column(col), table=name, column=col)
-        arr = values.to_numpy()
-        inf = np.isinf(arr)
-        if inf.any():
-            first = int(np.flatnonzero(inf)[0])
-            raise InputError(
-                f"Column '{col}' of table '{name}' holds infinite values ({int(inf.sum())}, first at row "
-                f"{first}); replace them with numbers or leave the cells empty."
-            )
+        refuse_infinite(values.to_numpy(), table=name, column=col)
         converted[col] = values
     for col in types.categorical:
         converted[col] = _to_categorical(column(col))

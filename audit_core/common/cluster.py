@@ -58,6 +58,10 @@ ENV_VAR = "AUDIT_DASK_SCHEDULER"
 _CONNECT_TIMEOUT_S = 8.0
 """Seconds to reach the scheduler (and to see a first worker) before giving up."""
 
+_HANDSHAKE_TIMEOUT_S = 3.0
+"""Seconds a scheduler's address has to greet a new connection (a Dask server does at once) before it is taken for
+something else (a web server)."""
+
 _NO_WORKER_TIMEOUT_S = 30.0
 """Seconds a running audit waits with no worker left before it stops."""
 
@@ -111,6 +115,54 @@ def tls_security(environ: Any = None) -> Any:
                     require_encryption=True)  # fmt: skip
 
 
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``tcp://`` (or bare ``host:port``) address, None for the other schemes."""
+    rest = address.removeprefix("tcp://")
+    if "://" in rest:
+        return None
+    host, colon, port = rest.rpartition(":")
+    if not colon or not port.isdigit() or "]" in port:
+        return rest.strip("[]"), 8786  # distributed's default port
+    return host.strip("[]"), int(port)
+
+
+def _check_answers_as_dask(address: str) -> None:
+    """Refuse a ``tcp://`` address where something other than a Dask scheduler listens, within the connect timeout.
+
+    A Dask server writes its handshake as soon as it accepts a connection: a frame count (8 bytes, little-endian)
+    then the frames. A web server (or anything that waits for the client to speak first) sends nothing, and
+    distributed would then wait for its handshake without end; a server that speaks first another protocol (SSH)
+    sends bytes that are no small frame count. Either is one sentence here, before distributed connects.
+    """
+    import socket
+
+    where = _host_port(address)
+    if where is None:
+        return
+    host, port = where
+    wait = f"; start it (dask scheduler) or fix --scheduler or {ENV_VAR}"
+    try:
+        conn = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S)
+    except (OSError, ValueError, OverflowError):
+        raise InputError(f"Could not reach the Dask scheduler at {address} within {_CONNECT_TIMEOUT_S:g} s{wait}.") from None
+    head = b""
+    try:
+        with conn:
+            conn.settimeout(_HANDSHAKE_TIMEOUT_S)
+            while len(head) < 8:
+                chunk = conn.recv(8 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except OSError:  # socket.timeout included: nothing said
+        pass
+    frames = int.from_bytes(head, "little") if len(head) == 8 else 0
+    if not 1 <= frames <= 64:
+        said = "sent nothing" if not head else f"sent {head[:8]!r}"
+        raise InputError(f"Something listens at {address} but it is not a Dask scheduler (it {said} where a scheduler "
+                         f"greets a client){wait}.")  # fmt: skip
+
+
 def _connect(address: str):
     from distributed import Client
 
@@ -118,6 +170,9 @@ def _connect(address: str):
         raise InputError(
             f"The Dask scheduler address {address!r} is not of the form tcp://host:8786; fix --scheduler or {ENV_VAR}."
         )
+    if address.startswith("inproc://"):
+        raise InputError(f"The address {address} names a scheduler inside another Python process's memory, which no "
+                         f"other process can reach; give its tcp://host:8786 address (--scheduler or {ENV_VAR}).")  # fmt: skip
     security = tls_security()
     if security is not None and not address.startswith("tls://"):
         raise InputError(
@@ -129,9 +184,11 @@ def _connect(address: str):
             f"The scheduler address {address} asks for TLS; set {', '.join(TLS_ENV_VARS.values())} to the CA, "
             "certificate and key files (see the README, 'Running on a cluster')."
         )
+    _check_answers_as_dask(address)
     try:
-        client = Client(address, timeout=_CONNECT_TIMEOUT_S, set_as_default=False, security=security)
-    except (OSError, TimeoutError, ValueError) as exc:
+        client = _within(_CONNECT_TIMEOUT_S * 3, lambda: Client(address, timeout=_CONNECT_TIMEOUT_S,
+                                                                set_as_default=False, security=security))  # fmt: skip
+    except (OSError, TimeoutError, ValueError, MemoryError) as exc:
         raise InputError(
             f"Could not reach the Dask scheduler at {address} within {_CONNECT_TIMEOUT_S:g} s; "
             f"start it (dask scheduler) or fix --scheduler or {ENV_VAR}."
@@ -139,11 +196,40 @@ def _connect(address: str):
     try:
         client.wait_for_workers(1, timeout=_CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as exc:
-        client.close()
+        _close(client)
         raise InputError(
             f"The Dask scheduler at {address} has no worker after {_CONNECT_TIMEOUT_S:g} s; start one (dask worker {address})."
         ) from exc
     return client
+
+
+def _within(seconds: float, make: Callable[[], Any]) -> Any:
+    """``make()``, or :class:`TimeoutError` when it has not returned after ``seconds`` (it is then left to finish
+    on a daemon thread: a connection that never completes its handshake must not hold the command forever)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = make()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="dask-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"no connection after {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _close(client: Any) -> None:
+    """Close a client; a scheduler that no longer answers does not turn the end of an audit into a traceback."""
+    with contextlib.suppress(Exception):
+        client.close(timeout=_CONNECT_TIMEOUT_S)
 
 
 @contextlib.contextmanager
@@ -187,9 +273,10 @@ def cluster_client(scheduler: str | None = None, workers: int | None = None) -> 
     try:
         yield client
     finally:
-        client.close()
+        _close(client)
         if cluster is not None:
-            cluster.close()
+            with contextlib.suppress(Exception):
+                cluster.close()
 
 
 def n_workers(client: Any) -> int:

@@ -1,11 +1,11 @@
-"""Bad input: the one exception type, and the end of a refusal that names a table's columns."""
+"""Bad input: the one exception type, the end of a refusal that names a table's columns, and a refusal as one line."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["InputError", "columns_sentence"]
+__all__ = ["InputError", "columns_sentence", "one_line"]
 
 
 class InputError(ValueError):
@@ -31,3 +31,33 @@ def columns_sentence(columns: Sequence[Any], wanted: str | None = None, *, limit
         if close:
             return f"{text}; did you mean '{lowered[close[0]]}'?"
     return text + "."
+
+
+_LINE_BREAKS = {"\n": "\\n", "\r": "\\r", "\t": " "}
+
+
+def one_line(text: str, *, limit: int = 2000) -> str:
+    """``text`` as one printable line: what the CLI prints after ``error:`` and a page shows in its error box.
+
+    A refusal quotes what it was given (a CSV row, a column name, a model's error text), and that
+    can hold line breaks (``\\n``, ``\\r``, and the ones :meth:`str.splitlines` also splits on: form
+    feed, ``\\x1c``-``\\x1e``, ``\\x85``, U+2028, U+2029), terminal control sequences (``\\x1b[...``) or
+    invisible format characters (a right-to-left override, U+202E, that would show a name reversed). Newlines and
+    carriage returns are shown as ``\\n`` / ``\\r``, a tab as a space, any other control, format or separator
+    character as its ``\\x..`` / ``\\u....`` escape; beyond ``limit`` characters the text is cut with "...".
+
+    >>> one_line("line 3 ('a,b\\nc') has 2 fields")
+    "line 3 ('a,b\\\\nc') has 2 fields"
+    """
+    import unicodedata
+
+    out = []
+    for ch in text.strip():
+        if ch in _LINE_BREAKS:
+            out.append(_LINE_BREAKS[ch])
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(ascii(ch)[1:-1])
+        else:
+            out.append(ch)
+    line = "".join(out)
+    return line if len(line) <= limit else line[: limit - 3] + "..."

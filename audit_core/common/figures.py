@@ -8,6 +8,7 @@ synthetic records green, on every page and in every report.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,7 +17,9 @@ from audit_core.common.roc import RocCurve
 
 __all__ = [
     "ATTACK_COLORS",
+    "ATTACK_DASHES",
     "FABRICATED",
+    "LOG_AXIS",
     "MEMBER",
     "NEUTRAL",
     "NON_MEMBER",
@@ -25,6 +28,7 @@ __all__ = [
     "color_for",
     "group_histogram",
     "log_roc_figure",
+    "percent_log_ticks",
 ]
 
 MEMBER = "#D55E00"
@@ -42,20 +46,25 @@ _GROUP_COLORS: dict[str, str] = {
 
 # Attacks and aggregation rules, each with one colour everywhere.
 ATTACK_COLORS: dict[str, str] = {
-    "true_distribution": "#D55E00",
-    "realistic": "#0072B2",
+    "true_distribution": "#000000",
+    "realistic": "#56B4E9",
     "distance_threshold": "#000000",
     "domias": "#E69F00",
     "naive": "#E69F00",
-    "post_processed": "#0072B2",
+    "post_processed": "#000000",
     "post_processed_t": "#56B4E9",
     "per_sample_mean": "#009E73",
-    "vanilla": "#0072B2",
+    "vanilla": "#000000",
     "ar_mia": "#009E73",
     "mfd": "#CC79A7",
 }
 
-_PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+_PALETTE = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#F0E442", "#0072B2", "#D55E00"]
+"""Curves without a colour of their own: black, orange and sky blue first, the members' vermillion and the
+non-members' blue last."""
+
+ATTACK_DASHES: tuple[str, ...] = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+"""Line styles of the curves on a log-ROC, in order: colour is never the only thing that tells attacks apart."""
 
 
 def color_for(name: str, index: int = 0) -> str:
@@ -104,7 +113,7 @@ def log_roc_figure(
                 y=np.maximum(c.tpr, floor),
                 mode="lines",
                 name=f"{label} (AUC {c.auc:.3f})",
-                line={"color": color, "width": 2, "shape": "hv"},
+                line={"color": color, "width": 2, "shape": "hv", "dash": ATTACK_DASHES[i % len(ATTACK_DASHES)]},
                 hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra>" + label + "</extra>",
             )
         )
@@ -120,9 +129,22 @@ def log_roc_figure(
                 hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra>" + label + "</extra>",
             )
         )
-    fig.update_xaxes(type="log", title="False-positive rate (non-members flagged)", range=[np.log10(floor), 0])
-    fig.update_yaxes(type="log", title="True-positive rate (members flagged)", range=[np.log10(floor), 0])
+    ticks = percent_log_ticks(floor)
+    fig.update_xaxes(type="log", title="False-positive rate (non-members flagged)", range=[np.log10(floor), 0], **ticks)
+    fig.update_yaxes(type="log", title="True-positive rate (members flagged)", range=[np.log10(floor), 0], **ticks)
     return apply_layout(fig, title=title)
+
+
+def percent_log_ticks(floor: float) -> dict[str, Any]:
+    """A log axis of rates ticked once a decade, as percent: 0.01 %, 0.1 %, 1 %, 10 %, 100 % (never "100µ, 2, 5")."""
+    top = 0
+    low = int(np.floor(np.log10(max(floor, 1e-12))))
+    values = [10.0**k for k in range(low, top + 1)]
+    return {"tickvals": values, "ticktext": [f"{100 * v:g} %" for v in values], "minor": {"showgrid": False}}
+
+
+LOG_AXIS: dict[str, Any] = {"dtick": 1, "exponentformat": "none", "minor": {"showgrid": False}}
+"""A log axis of plain numbers ticked once a decade (0.001, 0.01, 0.1, 1), never in SI prefixes ("100µ")."""
 
 
 def group_histogram(

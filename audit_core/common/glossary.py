@@ -43,8 +43,29 @@ TERMS: dict[str, str] = {
     "Fisher exact test": "A test of whether members are copied (or near-copied) more often than non-members beyond "
     "what chance explains; a small p-value means they are.",
     "p-value": "How often chance alone would give a result at least this extreme; below 0.05 (or 0.01) counts as evidence.",
-    "epsilon lower bound": "The smallest differential-privacy epsilon that the scores prove is violated, with 95 % "
-    "confidence; 0 proves nothing, a large value shows a real privacy loss.",
+    "epsilon lower bound": "The largest differential-privacy epsilon that the scores prove is violated, with 95 % "
+    "confidence: the process is not epsilon-DP for any smaller epsilon. 0 proves nothing; above 1 is more privacy "
+    "loss than strong DP allows; most DP models claim 10 or less.",
+    "ceiling": "The largest epsilon lower bound these records could show even with a perfect attack (every guess "
+    "right): a claim above it cannot be disproved by this audit, and a small bound from few records is not 'private'.",
+    "canary": "A record the audit plants in the training data with probability 1/2 (a fair coin, before training), so "
+    "that guessing which canaries were trained on measures the privacy loss.",
+    "DP-SGD": "Differentially private stochastic gradient descent: each record's gradient is clipped and noise is "
+    "added, so that the trained model is (epsilon, delta)-DP.",
+    "delta": "The small probability with which an (epsilon, delta)-DP guarantee may fail; usually below 1 / (number "
+    "of records), e.g. 1e-5.",
+    "accountant": "The calculation (here Opacus' RDP accountant) that turns DP-SGD's noise, sampling rate and steps "
+    "into the epsilon the training claims.",
+    "one-run test": "Steinke, Nasr and Jagielski's audit (NeurIPS 2023): one training run with m canaries; how many "
+    "membership guesses are right bounds epsilon from below.",
+    "inconclusive": "A decision level: the data cannot measure what the decision rests on (too few non-members for "
+    "the FPR, or a DP audit whose model without DP passes too); add what the decision says, then audit again.",
+    "times chance": "A TPR at a false-positive rate divided by that rate: chance flags members exactly as often as "
+    "non-members (1 times chance), so '11 times chance' means an attack flags 11 times as many members.",
+    "fidelity": "Whether the reference models behave like the audited model (train and test accuracy within 0.1): "
+    "RMIA and LiRA are only as strong as that likeness.",
+    "utility": "How faithful a synthetic table is to the training table (SDMetrics' quality report: column shapes and "
+    "pairs), 0 to 1, higher is more faithful.",
     "differential privacy": "A guarantee that any one person's record changes what is released only a little, "
     "measured by epsilon (smaller is more private).",
     "singling out": "Isolating one person's record by a combination of values (Article 29 WP Opinion 05/2014).",
@@ -73,6 +94,12 @@ TERMS: dict[str, str] = {
     "RMIA": "Robust membership inference (Zarifzadeh et al., 2024): compares a record's likelihood ratio against "
     "population records; strong with one or two reference models.",
     "LOSS attack": "The simplest membership attack: records on which the model's loss is low are called members.",
+    "reference family": "The kind of model the audit trains as reference models (logistic regression, MLP, boosted "
+    "trees, random forest, extra trees); 'auto' trains each and keeps the one that behaves most like the audited model.",
+    "fidelity distance": "How unlike the audited model a family's reference models behave: the gaps in train and test "
+    "accuracy plus the differences between their loss distributions (0 = alike), on records no attack scores.",
+    "supervised attack": "An attacker who knows some members and non-members trains a classifier on the model's outputs "
+    "to tell them apart (ART's black-box attack); each record is scored by a classifier that never saw it.",
 }
 """Term -> one plain sentence."""
 

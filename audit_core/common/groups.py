@@ -49,6 +49,8 @@ _FPR = 0.01
 
 def _group_labels(values: pd.Series) -> pd.Series:
     """Group labels of one column: its categories (the largest 29, the rest "other"), or quartiles of a number."""
+    if pd.api.types.is_float_dtype(values) and np.isinf(values.to_numpy()).any():
+        values = values.where(np.isfinite(values))  # +-inf: no quartile holds it; grouped with the missing
     if pd.api.types.is_numeric_dtype(values) and values.nunique(dropna=True) > 8:
         bins = pd.qcut(values, 4, duplicates="drop")
         return bins.astype(str).where(values.notna(), "missing")

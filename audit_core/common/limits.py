@@ -20,11 +20,16 @@ __all__ = [
     "BANDWIDTH_SCALE",
     "CANARIES",
     "CPU_AUDIT_SECONDS",
+    "DATABASE_SECONDS",
     "DELTA",
     "DISCLOSURE_ATTACKS",
     "DP_DELTA",
     "DP_EPOCHS",
     "DP_EPSILON",
+    "DP_NOISE",
+    "DP_ROWS",
+    "DP_SAMPLE_RATE",
+    "DP_STEPS",
     "EPSILON_RADIUS",
     "FPC_CELLS",
     "FPC_MODELS",
@@ -40,12 +45,15 @@ __all__ = [
     "MAX_ARRAY_MB",
     "MAX_CLASSES",
     "MAX_IMAGES",
+    "MAX_LABELS_MB",
     "MAX_MODEL_MB",
     "MAX_PIXEL_VALUES",
+    "MAX_PNG_MB",
     "MIN_IMAGES",
     "MIN_MODELS",
     "MIN_TRAIN_ROWS",
     "MODELS",
+    "MODEL_FIRST_SECONDS",
     "PRIOR",
     "REFERENCE_EPOCHS",
     "REFERENCE_MODELS",
@@ -168,6 +176,15 @@ MAX_ARRAY_MB = 1024
 CPU_AUDIT_SECONDS = 900
 """The longest a fabrication audit's training, or its attacks, may be expected to run on a CPU (a GPU is not limited):
 beyond it the run is refused before it starts, with what to change (fewer images, an uploaded model)."""
+MAX_LABELS_MB = 64
+"""Largest ``labels.csv`` of a PNG folder, in MiB (200,000 rows of a file name, a label and a mask fit in 10)."""
+MAX_PNG_MB = 4
+"""Largest PNG file of a folder upload, in MiB (a 64x64 colour image takes 12 KiB of pixels)."""
+DATABASE_SECONDS = 120.0
+"""The longest a table may take to be read from a database (``?table=`` or ``?query=``); then the query is stopped."""
+MODEL_FIRST_SECONDS = 10.0
+"""The longest an uploaded ONNX model may take on its first 64 records (scikit-learn forests of 500 trees take
+milliseconds); beyond it the run is stopped (a graph that loops) with one sentence."""
 MAX_MODEL_MB = 200
 """Largest model file, in MiB (ResNet-18 weights are 45 MB)."""
 
@@ -183,3 +200,11 @@ DP_DELTA = Bound("the claimed delta", 0, 0.1, integer=False, open_low=True)
 CANARIES = Bound("the number of canaries", 10, 50_000)
 """Canaries of the DP claim check; at most half the rows outside the test split (audit_core.dp.canaries)."""
 DP_EPOCHS = Bound("the number of training epochs", 1, 200)
+DP_ROWS = Bound("the number of rows used", 100, 100_000_000)
+"""A seeded sample of the table's rows for the DP claim check (a smaller table: more epochs in the same time)."""
+DP_NOISE = Bound("the noise multiplier", 0, 1_000, integer=False, open_low=True)
+"""A DP-SGD claim's noise multiplier (noise sd / clipping norm), for the f-DP bound of an uploaded model."""
+DP_SAMPLE_RATE = Bound("the sampling rate", 0, 1, integer=False, open_low=True)
+"""A DP-SGD claim's Poisson sampling rate (expected batch / rows)."""
+DP_STEPS = Bound("the number of DP-SGD steps", 1, 10_000_000)
+"""A DP-SGD claim's number of steps."""

@@ -7,7 +7,7 @@ heavy import: a safetensors header length can start with the bytes of a pickle's
 
 from __future__ import annotations
 
-__all__ = ["sniff_model_format"]
+__all__ = ["MAX_ZIP_MEMBERS", "sniff_model_format", "zip_members"]
 
 
 def sniff_model_format(data: bytes) -> str:
@@ -28,3 +28,18 @@ def sniff_model_format(data: bytes) -> str:
     if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "pickle"
     return "unknown"
+
+
+MAX_ZIP_MEMBERS = 10_000
+"""Most members an uploaded zip (a skops file, an .npz) may declare: a skops forest holds a few hundred arrays; two
+million empty members fit in 200 MB and would take Python's zipfile a gigabyte to list."""
+
+
+def zip_members(tail: bytes) -> int | None:
+    """The member count a zip declares in its end-of-central-directory record, found in the file's last bytes
+    (``tail``: its last 65,557 bytes or all of it); None when there is no such record (then it is no zip). A zip64
+    archive's count is in its own record, which this does not read: 0xFFFF then means "look there", and is returned."""
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        return None
+    return int.from_bytes(tail[at + 10 : at + 12], "little")

@@ -25,7 +25,7 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -208,14 +208,17 @@ def _temporary(path: Path, payload: bytes, st: os.stat_result | None) -> str:
     return tmp
 
 
-def write_outputs(files: Sequence[tuple[str, str | os.PathLike | None, str | bytes]]) -> None:
+def write_outputs(
+    files: Sequence[tuple[str, str | os.PathLike | None, str | bytes]], *, before_commit: Callable[[], None] | None = None
+) -> None:
     """Write every ``(flag, path, data)`` (a None path is skipped) or none of them.
 
     Every regular file is first written under a temporary name next to it; then the pipes
-    and devices are written; only when all of that worked are the temporary files renamed
-    into place. A failure removes the temporary files and any file this call created, and
-    is one sentence (:class:`InputError`); a file it replaced keeps its new content only if
-    every write succeeded.
+    and devices are written, then ``before_commit`` is called (the CLI prints its summary on
+    stdout there, so a stdout that cannot be written leaves no file either); only when all of
+    that worked are the temporary files renamed into place. A failure removes the temporary
+    files and any file this call created, and is one sentence (:class:`InputError`); a file it
+    replaced keeps its new content only if every write succeeded.
     """
     staged: list[tuple[str, Path, str, bool]] = []  # flag, path, temporary file, path existed before
     done: list[tuple[Path, bool]] = []
@@ -241,6 +244,8 @@ def write_outputs(files: Sequence[tuple[str, str | os.PathLike | None, str | byt
                 _write_special(path, payload, flag)
             except OSError as exc:
                 raise _failed(flag, path, exc) from None
+        if before_commit is not None:
+            before_commit()
         while staged:
             flag, path, tmp, existed = staged[0]
             try:

@@ -65,10 +65,13 @@ from audit_core.common.roc import clopper_pearson
 __all__ = [
     "ASSUMPTION",
     "DEFAULT_DELTA",
+    "STRONG_EPSILON",
+    "USUAL_EPSILON",
     "EpsilonBound",
     "ceiling",
     "epsilon_bound_json",
     "epsilon_lower_bound",
+    "epsilon_scale",
     "target_model_scores",
 ]
 
@@ -81,6 +84,27 @@ ASSUMPTION = (
     "if they differ in another way (time, source, selection), the bound measures that difference, not privacy."
 )
 """The one-sentence assumption every page and report states next to the bound."""
+
+STRONG_EPSILON = 1.0
+"""Epsilon at or below which DP is called strong (Ponomareva et al., 2023, "How to DP-fy ML", JAIR)."""
+USUAL_EPSILON = 10.0
+"""Epsilon up to which that guide calls a DP guarantee reasonable; most deployed DP models claim no more."""
+
+
+def epsilon_scale(epsilon: float) -> str:
+    """An epsilon lower bound in words, beside what DP models claim ("more privacy loss than ...").
+
+    >>> epsilon_scale(2.76)
+    'more privacy loss than a model with strong DP (epsilon <= 1) may have; within the epsilon <= 10 most DP models claim'
+    """
+    if not epsilon > 0:
+        return "no privacy loss shown, which proves nothing"
+    if epsilon <= STRONG_EPSILON:
+        return f"a privacy loss that even a model with strong DP (epsilon <= {STRONG_EPSILON:g}) may have"
+    if epsilon <= USUAL_EPSILON:
+        return (f"more privacy loss than a model with strong DP (epsilon <= {STRONG_EPSILON:g}) may have; within the "
+                f"epsilon <= {USUAL_EPSILON:g} most DP models claim")  # fmt: skip
+    return f"more privacy loss than most DP models claim (epsilon <= {USUAL_EPSILON:g})"
 
 
 def _wilson(k: np.ndarray, n: int, a: float, *, upper: bool) -> np.ndarray:

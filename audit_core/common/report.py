@@ -11,14 +11,17 @@ figures and tables of ``audit_core/<audit>/figures.py``.
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import hashlib
 import html
 import json
 import platform
+import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -28,17 +31,24 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from audit_core.common.display import readable
 from audit_core.common.errors import InputError
 from audit_core.common.glossary import terms_in
 from audit_core.common.hashing import table_digest
 
 __all__ = [
     "CHROMIUM_FLAGS",
+    "REPORT_RECORDS",
+    "InputFile",
     "InputSummary",
+    "RecordTable",
     "Report",
+    "add_software_status",
+    "command_block",
     "describe_input",
     "package_versions",
     "pdf_available",
+    "require_pdf",
     "to_json_text",
 ]
 
@@ -76,6 +86,14 @@ def pdf_available() -> bool:
     return _chromium() is not None
 
 
+def require_pdf() -> str:
+    """The local Chromium that prints reports to PDF; without one, the refusal (checked before an audit runs)."""
+    browser = _chromium()
+    if browser is None:
+        raise InputError("PDF export needs a local Chromium (apt-get install chromium); the HTML report works without it.")
+    return browser
+
+
 @dataclass(frozen=True)
 class InputSummary:
     """What one input was: its name, shape and a hash that identifies its content."""
@@ -85,6 +103,41 @@ class InputSummary:
     columns: int
     sha256: str
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input file as given: its input, its file name, its size and the SHA-256 of its bytes (``sha256sum FILE``).
+
+    ``sha256`` is empty where the input had no file (a bundled data set), or the file's bytes were not kept.
+    """
+
+    input: str
+    file: str
+    sha256: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class RecordTable:
+    """A table of individual people's records: redacted in a report unless full records are asked for.
+
+    Redacted, the report shows ``keep`` only (the row ids and the columns that make each record
+    exposed: its scores and the share of non-members it outranks); with ``--report-records full``
+    the whole ``frame``, under a warning that the report is then personal data.
+    """
+
+    caption: str
+    frame: pd.DataFrame
+    keep: tuple[str, ...]
+
+    def shown(self, full: bool) -> pd.DataFrame:
+        """The table as the report prints it."""
+        return self.frame if full else self.frame[[c for c in self.keep if c in self.frame.columns]]
+
+
+REPORT_RECORDS = ("redacted", "full")
+"""``--report-records``: exposed records redacted (the default) or in full (personal data, with a warning)."""
 
 
 def describe_input(name: str, data: pd.DataFrame | np.ndarray | bytes, *, detail: str = "") -> InputSummary:
@@ -114,10 +167,18 @@ def package_versions() -> dict[str, str]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    from audit_core.selfcheck.checks import status_line
-
-    out["self-check"] = status_line()  # which self-check this installation passes (python -m audit_core selfcheck)
+    for name, line in _SOFTWARE_STATUS.items():  # the registry's: which self-check this installation passes
+        out[name] = line()
     return out
+
+
+_SOFTWARE_STATUS: dict[str, Callable[[], str]] = {}
+
+
+def add_software_status(name: str, line: Callable[[], str]) -> None:
+    """Show ``name: line()`` in every report's Software section (``audit_core.registry`` adds the self-check's
+    status), so shared code knows no audit."""
+    _SOFTWARE_STATUS[name] = line
 
 
 def _jsonable(x: Any) -> Any:
@@ -166,6 +227,9 @@ class Report:
     decision: Any = None  # the release decision (audit_core.common.decision.Decision), shown first
     regulation: list[dict[str, str]] = field(default_factory=list)  # what regulators ask (audit_core.common.regulation)
     threats: list[dict[str, str]] = field(default_factory=list)  # a card per test (audit_core.common.threats)
+    files: list[InputFile] = field(default_factory=list)  # every input file with its SHA-256 (audit_core.contract)
+    records: list[RecordTable] = field(default_factory=list)  # people's records: redacted unless full_records
+    full_records: bool = False  # --report-records full: the records in full, under a personal-data warning
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
     def to_json(self) -> dict[str, Any]:
@@ -176,6 +240,7 @@ class Report:
                 "question": self.question,
                 "created": self.created,
                 "inputs": [vars(i) for i in self.inputs],
+                "files": [vars(f) for f in self.files],
                 "settings": self.settings,
                 "seed": self.seed,
                 "metrics": self.metrics,
@@ -189,56 +254,71 @@ class Report:
         )
 
     def to_html(self) -> str:
-        """A single self-contained HTML page (plotly.js inlined once; opens offline)."""
+        """A single self-contained HTML page (plotly.js inlined once; opens offline).
+
+        Order: the decision, the checklist, the question, the verdict and the limits of the method, the
+        inputs (each file's full SHA-256), the figures and tables, what regulators ask, the command that
+        reproduces the result; then the appendix: settings, terms, software and all metrics (the
+        ``--json`` document, collapsed; in print only its SHA-256, so the PDF stays short).
+        """
         esc = html.escape
         wrap = lambda table: f"<div class='table-wrap'>{table}</div>"  # noqa: E731  (scrolls on screen, wraps in print)
+        table_html = lambda frame: wrap(readable(frame).to_html(index=False, border=0, na_rep="–"))  # noqa: E731
         parts = [
             "<!DOCTYPE html><html><head><meta charset='utf-8'>",
             f"<title>{esc(self.title)}</title><style>{_CSS}</style></head><body>",
             f"<h1>{esc(self.title)}</h1><p class='meta'>Created {esc(self.created)} · seed {self.seed}</p>",
-            _decision_html(self.decision),
-            *(
-                ["<h2>Release checklist</h2>", wrap(self.checklist.to_html(index=False, border=0, classes="checklist"))]
-                if self.checklist is not None
-                else []
-            ),
-            f"<h2>Question</h2><p>{esc(self.question)}</p>",
-            *(["<h2>What each test assumes and measures</h2>",
-               wrap(pd.DataFrame(self.threats).to_html(index=False, border=0, classes="threats"))] if self.threats else []),
-            f"<h2>Verdict</h2><div class='verdict'>{esc(self.verdict)}</div>",
-            "<h2>Inputs</h2><div class='table-wrap'><table>",
-            "<tr><th>input</th><th>rows</th><th>columns</th><th>SHA-256</th><th>detail</th></tr>",
         ]
-        for i in self.inputs:
-            parts.append(
-                f"<tr><td>{esc(i.name)}</td><td>{i.rows}</td><td>{i.columns}</td>"
-                f"<td class='hash'>{esc(i.sha256[:16])}…</td><td>{esc(i.detail)}</td></tr>"
-            )
-        parts.append("</table></div>")
+        if self.full_records and self.records:
+            parts.append("<div class='personal'><b>This report is personal data.</b> It prints the full records of the "
+                         "most exposed people (--report-records full). Store and share it as personal data; the default "
+                         "report prints only their row ids and the columns that make them exposed.</div>")  # fmt: skip
+        parts.append(_decision_html(self.decision))
+        if self.checklist is not None:
+            parts += ["<h2>Release checklist</h2>", wrap(self.checklist.to_html(index=False, border=0, classes="checklist"))]
+        parts += [
+            f"<h2>Question</h2><p>{esc(self.question)}</p>",
+            f"<h2>Verdict</h2><div class='verdict'>{esc(self.verdict)}</div>",
+            "<h2>Limits of the method</h2><ul>",
+            *(f"<li>{esc(limit)}</li>" for limit in self.limits),
+            "</ul>",
+            *_inputs_html(self.files, self.inputs),
+        ]
+        if self.threats:
+            parts += ["<h2>What each test assumes and measures</h2>",
+                      wrap(pd.DataFrame(self.threats).to_html(index=False, border=0, classes="threats"))]  # fmt: skip
         include_js: bool | str = True
         for caption, fig in self.figures:
             parts.append(f"<h2>{esc(caption)}</h2>")
-            figure = fig.to_html(full_html=False, include_plotlyjs=include_js, config={"displaylogo": False, "responsive": True})
+            figure = fig.to_html(full_html=False, include_plotlyjs=include_js,
+                                 config={"displaylogo": False, "responsive": True, "displayModeBar": False})  # fmt: skip
             parts.append(f"<div class='figure'>{figure}</div>")
             include_js = False
         for caption, table in self.tables:
-            parts.append(f"<h2>{esc(caption)}</h2>")
-            parts.append(wrap(table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0)))
+            parts += [f"<h2>{esc(caption)}</h2>", table_html(table)]
+        for rec in self.records:
+            parts.append(f"<h2>{esc(rec.caption)}</h2>")
+            if not self.full_records:
+                parts.append("<p class='note'>Redacted: row ids and the columns that make each record exposed; the "
+                             "records' values are left out (personal data). <code>--report-records full</code> prints "
+                             "them.</p>")  # fmt: skip
+            parts.append(table_html(rec.shown(self.full_records)))
         if self.regulation:
             parts.append("<h2>What regulators ask, and what this audit shows</h2>")
             parts.append(wrap(pd.DataFrame(self.regulation).to_html(index=False, border=0, classes="regulation")))
-        terms = terms_in([self.verdict, *self.limits, *(c for c, _ in self.figures), *(c for c, _ in self.tables)])
+        if self.command:
+            parts.append("<div class='keep'><h2>Reproduce this</h2><p class='note'>Run it in the project folder; its "
+                         "--json file is the metrics below, byte for byte.</p>"
+                         + command_block(self.command) + "</div>")  # fmt: skip
+        parts.append("<h2 class='appendix'>Appendix: Settings</h2>" + wrap(_dict_table(self.settings)))
+        terms = terms_in([self.verdict, *self.limits, *(c for c, _ in self.figures), *(c for c, _ in self.tables),
+                          *(self.decision.reasons if self.decision is not None else ())])  # fmt: skip
         if terms:
-            parts.append("<h2>Terms used</h2><dl class='terms'>")
+            parts.append("<h2>Appendix: Terms used</h2><dl class='terms'>")
             parts.extend(f"<dt>{esc(t)}</dt><dd>{esc(line)}</dd>" for t, line in terms.items())
             parts.append("</dl>")
-        if self.command:
-            parts.append(f"<h2>Reproduce this</h2><pre class='command'>{esc(self.command)}</pre>")
-        parts.append("<h2>Settings</h2>" + wrap(_dict_table(self.settings)))
-        parts.append("<h2>All metrics</h2>" + wrap(_dict_table(_flatten(self.metrics))))
-        parts.append("<h2>Limits of the method</h2><ul>")
-        parts.extend(f"<li>{esc(limit)}</li>" for limit in self.limits)
-        parts.append("</ul><h2>Software</h2>" + wrap(_dict_table(package_versions())))
+        parts.append("<h2>Appendix: Software</h2>" + wrap(_dict_table(package_versions())))
+        parts.append(_metrics_html(self.metrics))
         parts.append("</body></html>")
         return "\n".join(parts)
 
@@ -248,9 +328,7 @@ class Report:
         Raises :class:`InputError` when no Chromium is installed
         (``apt-get install chromium``).
         """
-        browser = _chromium()
-        if browser is None:
-            raise InputError("PDF export needs a local Chromium (apt-get install chromium); the HTML report works without it.")
+        browser = require_pdf()
         path = Path(path).resolve()
         with tempfile.TemporaryDirectory() as tmp:
             page = Path(tmp) / "report.html"
@@ -265,36 +343,91 @@ class Report:
                 f"--print-to-pdf={path}",
                 page.as_uri(),
             ]
-            subprocess.run(cmd, check=True, capture_output=True, timeout=timeout_s)
+            try:
+                subprocess.run(cmd, check=True, capture_output=True, timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise InputError(f"Chromium did not print the PDF report within {timeout_s:g} s; the HTML report "
+                                 "has the same content.") from None  # fmt: skip
+            except subprocess.CalledProcessError as exc:
+                raise InputError(f"Chromium could not print the PDF report (it exited with status {exc.returncode}); "
+                                 "the HTML report has the same content.") from None  # fmt: skip
+            except OSError as exc:
+                raise InputError(f"Chromium could not be started to print the PDF report ({exc.strerror}); the HTML "
+                                 "report has the same content.") from None  # fmt: skip
+        if not path.is_file() or path.stat().st_size == 0:
+            raise InputError("Chromium wrote no PDF report; the HTML report has the same content.")
         return path
 
 
 def _decision_html(decision: Any) -> str:
-    """The release decision box: level, headline, the findings behind it and the next steps."""
+    """The decision box: its question and answer, the headline, the findings behind it, the next steps and the cut-offs."""
     if decision is None:
         return ""
     esc = html.escape
     items = lambda xs: "".join(f"<li>{esc(x)}</li>" for x in xs)  # noqa: E731
+    title = getattr(decision, "title", decision.level.upper())
+    rules = getattr(decision, "rules", ())
     return (
-        f"<h2>Release decision</h2><div class='decision level-{esc(decision.level)}'>"
-        f"<p><b>{esc(decision.level.upper())}</b> · {esc(decision.headline)}</p>"
+        f"<h2>{esc(title.split(':')[0])}</h2><div class='decision level-{esc(decision.level)}'>"
+        f"<p><b>{esc(title)}</b> · {esc(decision.headline)}</p>"
         + (f"<p>Why:</p><ul>{items(decision.reasons)}</ul>" if decision.reasons else "")
         + (f"<p>What to do next:</p><ol>{items(decision.next_steps)}</ol>" if decision.next_steps else "")
+        + (f"<p>How the level is decided:</p><ul class='rules'>{items(rules)}</ul>" if rules else "")
         + "</div>"
     )
 
 
-def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
-        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            continue  # a table (the report shows it as one), not a metric
-        else:
-            out[key] = v
+def _inputs_html(files: list[InputFile], inputs: list[InputSummary]) -> list[str]:
+    """The inputs: each file's full SHA-256 (check with sha256sum), then the data as read (its own digest, named so)."""
+    esc = html.escape
+    out = ["<h2>Inputs</h2>"]
+    if files:
+        out.append("<p class='note'>SHA-256 of each input file as given: <code>sha256sum FILE</code> prints the same.</p>"
+                   "<div class='table-wrap'><table class='files'><tr><th>input</th><th>file</th><th>bytes</th>"
+                   "<th>SHA-256 of the file</th></tr>")  # fmt: skip
+        for f in files:
+            size = f"{f.size:,}" if f.size is not None else "–"
+            digest = f"<span class='hash'>{esc(f.sha256)}</span>" if f.sha256 else "– (no file: " + esc(f.file) + ")"
+            out.append(f"<tr><td>{esc(f.input)}</td><td>{esc(f.file)}</td><td>{size}</td><td>{digest}</td></tr>")
+        out.append("</table></div>")
+    if inputs:
+        out.append("<p class='note'>The data as the audit read it: rows, columns and the SHA-256 of the data frame "
+                   "(pandas' row hashes of the values and the column names; not a file hash).</p>"
+                   "<div class='table-wrap'><table class='frames'><tr><th>input</th><th>rows</th><th>columns</th>"
+                   "<th>SHA-256 of the data frame</th><th>detail</th></tr>")  # fmt: skip
+        for i in inputs:
+            out.append(f"<tr><td>{esc(i.name)}</td><td>{i.rows:,}</td><td>{i.columns:,}</td>"
+                       f"<td class='hash'>{esc(i.sha256)}</td><td>{esc(i.detail)}</td></tr>")  # fmt: skip
+        out.append("</table></div>")
     return out
+
+
+def _metrics_html(metrics: dict[str, Any]) -> str:
+    """All metrics: the --json document, collapsed on screen, with a download link; in print its SHA-256 alone."""
+    text = to_json_text(metrics)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    link = "data:application/json;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")
+    return (
+        "<h2>Appendix: All metrics</h2>"
+        f"<p>The JSON document of this audit ({len(text.encode('utf-8')):,} bytes): the --json file of the command "
+        f"above, byte for byte. SHA-256 <span class='hash'>{digest}</span>; <code>sha256sum out.json</code> prints the "
+        f"same. <a download='metrics.json' href='{link}'>Save it as a file</a>.</p>"
+        "<details class='metrics'><summary>Show the JSON</summary>"
+        f"<pre class='json'>{html.escape(text)}</pre></details>"
+    )
+
+
+def command_block(command: str) -> str:
+    """The reproduce line as a block that never breaks inside a token: one flag and its value a line, joined by
+    `` \\`` (a shell continuation), so a copy of the block, or of its text out of the PDF, runs as it is."""
+    tokens = shlex.split(command)
+    lines: list[list[str]] = [[]]
+    for token in tokens:
+        if token.startswith("--") and lines[-1]:  # each flag starts a line; its value stays beside it
+            lines.append([])
+        lines[-1].append(token)
+    text = " \\\n    ".join(shlex.join(line) for line in lines)
+    return f"<pre class='command'>{html.escape(text)}</pre>"
 
 
 def _fmt(v: Any) -> str:
@@ -312,16 +445,21 @@ def _dict_table(d: dict[str, Any]) -> str:
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-pre.command{background:#f6f6f6;padding:.6em;white-space:pre-wrap;word-break:break-all}
-h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+pre.command{background:#f6f6f6;padding:.6em;white-space:pre;overflow-x:auto;word-break:normal;overflow-wrap:normal}
+pre.json{background:#f6f6f6;padding:.6em;font-size:.8em;max-height:40em;overflow:auto}
+h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}h2.appendix{margin-top:2.4em}
 .table-wrap{overflow-x:auto;max-width:100%;margin:.3em 0}
 table{border-collapse:collapse;font-size:.85em}
 td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f3f3f3}td{max-width:38em}
+.table-wrap :is(td,th):first-child{position:sticky;left:0;background:#fff}.table-wrap th:first-child{background:#f3f3f3}
 .figure{max-width:100%;overflow:hidden}
-.verdict{background:#f6f6f6;border-left:4px solid #D55E00;padding:.6em 1em}
+.verdict{background:#f6f6f6;border-left:4px solid #555;padding:.6em 1em}
 .decision{padding:.4em 1em;border-left:6px solid #999;background:#f6f6f6}.level-high{border-color:#B00020;background:#fdecec}
-.level-elevated{border-color:#E69F00;background:#fff6e0}.level-low{border-color:#009E73;background:#eaf7f1}.meta{color:#666}.hash{font-family:monospace}
+.level-elevated{border-color:#E69F00;background:#fff6e0}.level-low{border-color:#009E73;background:#eaf7f1}
+.level-inconclusive{border-color:#56B4E9;background:#eef6fb}.meta,.note{color:#555}
+.hash{font-family:monospace;font-size:.95em;white-space:nowrap}
+.personal{border:2px solid #B00020;background:#fdecec;padding:.5em 1em;margin:1em 0}
 dl.terms dt{font-weight:600;margin-top:.4em}dl.terms dd{margin-left:1.5em}
 @page{size:A4 landscape;margin:12mm 10mm}
 @media print{
@@ -331,8 +469,12 @@ body{max-width:none;margin:0;padding:0;font-size:9pt}
 .table-wrap{overflow:visible}
 table{font-size:7pt;max-width:100%}
 td,th{padding:1px 3px;max-width:none}
+table:has(th:nth-child(9)){font-size:6pt}
+pre.command{font-size:7.5pt;overflow:visible}
+.table-wrap :is(td,th):first-child{position:static}
 table:has(th:nth-child(9)){table-layout:fixed;width:100%}table:has(th:nth-child(9)) :is(td,th){overflow-wrap:anywhere}
-thead{display:table-header-group}tr,.figure,.decision,.verdict,pre.command,dl.terms dd{break-inside:avoid}
+details.metrics{display:none}
+thead{display:table-header-group}tr,.figure,.decision,.verdict,pre.command,dl.terms dd,.keep{break-inside:avoid}
 h1,h2{break-after:avoid}
 .figure,.figure .plotly-graph-div,.figure .svg-container{max-width:100%!important}
 }

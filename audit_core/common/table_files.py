@@ -11,6 +11,7 @@ tables checked against each other: :mod:`audit_core.common.alignment`.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import stat
@@ -23,10 +24,30 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.limits import TABLE_COLUMNS
 
-__all__ = ["MAX_UPLOAD_MB", "MISSING_TOKENS", "check_unique_names", "read_table", "shortened"]
+__all__ = [
+    "FILE_SHA256",
+    "FILE_SIZE",
+    "MAX_PARQUET_CELLS",
+    "MAX_PARQUET_TEXT_MB",
+    "MAX_UPLOAD_MB",
+    "MISSING_TOKENS",
+    "check_frame",
+    "check_unique_names",
+    "read_table",
+    "shortened",
+]
+
+FILE_SHA256 = "file_sha256"
+"""Key in a read table's ``attrs``: the SHA-256 of the file's bytes as given (the reports print it beside the file name)."""
+FILE_SIZE = "file_size"
+"""Key in a read table's ``attrs``: the file's size in bytes."""
 
 MAX_UPLOAD_MB = 200
 """Largest table file accepted, in MiB (same as ``maxUploadSize`` in .streamlit/config.toml)."""
+MAX_PARQUET_CELLS = 100_000_000
+"""Most cells (rows x columns) a Parquet table may declare: about what a 200 MB CSV can hold."""
+MAX_PARQUET_TEXT_MB = 4 * MAX_UPLOAD_MB
+"""Most text a Parquet table may decode to, in MiB (dictionary pages can repeat one long string without end)."""
 
 MISSING_TOKENS: tuple[str, ...] = (
     "",
@@ -156,6 +177,49 @@ def _parquet_columns_as_text(table: Any, *, name: str) -> Any:
     return table
 
 
+def _check_parquet_cells(rows: int, columns: int, *, name: str) -> None:
+    """Refuse a Parquet file whose footer declares more cells than :data:`MAX_PARQUET_CELLS`, before a page is read
+    (a few hundred KB of run-length-encoded zeros can declare 10^9 rows)."""
+    if rows * max(columns, 1) > MAX_PARQUET_CELLS:
+        raise InputError(f"Table '{name}' declares {rows:,} rows of {columns:,} columns ({rows * columns:,} cells); at "
+                         f"most {MAX_PARQUET_CELLS:,} cells are accepted: upload a sample.")  # fmt: skip
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+                or pa.types.is_large_binary(kind))  # fmt: skip
+
+
+def _text_bounded(table: Any, *, name: str) -> Any:
+    """Text columns read as dictionaries (no value repeated in memory yet), their cells checked against the CSV
+    reader's field limit and their total length against :data:`MAX_PARQUET_TEXT_MB`, then decoded: a 1 MB string
+    referenced by a million rows is refused, not expanded to a terabyte."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    budget = MAX_PARQUET_TEXT_MB * 2**20
+    total = 0
+    for i, fld in enumerate(table.schema):
+        if not pa.types.is_dictionary(fld.type):
+            continue
+        for chunk in table.column(i).chunks:
+            lengths = pc.binary_length(chunk.dictionary)
+            longest = pc.max(lengths).as_py() or 0
+            if longest > csv.field_size_limit():
+                raise InputError(f"Table '{name}' has a cell of {longest:,} characters in column '{fld.name}'; cells "
+                                 f"longer than {csv.field_size_limit():,} characters are not accepted.")  # fmt: skip
+            total += pc.sum(lengths.take(chunk.indices)).as_py() or 0
+            if total > budget:
+                raise InputError(f"Table '{name}' holds over {MAX_PARQUET_TEXT_MB:,} MB of text once decoded; upload a "
+                                 "sample.")  # fmt: skip
+        table = table.set_column(i, pa.field(fld.name, fld.type.value_type), table.column(i).cast(fld.type.value_type))
+    return table
+
+
 def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -165,7 +229,9 @@ def _read_parquet(data: bytes, *, name: str) -> pd.DataFrame:
         names = [str(c) for c in parquet.schema_arrow.names]
         _check_column_count(len(names), name=name)
         check_unique_names(names, name=name)
-        table = parquet.read()
+        _check_parquet_cells(parquet.metadata.num_rows, len(names), name=name)
+        text = [f.name for f in parquet.schema_arrow if _is_text(f.type)]
+        table = _text_bounded(pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read(), name=name)
     except (pa.ArrowException, OSError, ValueError) as exc:
         if isinstance(exc, InputError):
             raise
@@ -333,7 +399,8 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     Parameters
     ----------
     source : str, os.PathLike, bytes or file-like
-        A path, the raw bytes, or an open binary file (e.g. a Streamlit ``UploadedFile``).
+        A path, the raw bytes, or an open binary file (e.g. a Streamlit ``UploadedFile``); or a
+        database URL with ``?table=`` or ``?query=`` (:mod:`audit_core.common.database`).
         The format is recognised from the content (Parquet's ``PAR1`` magic), not
         trusted from the file name. CSV must be UTF-8; the delimiter (``,`` ``;``
         tab ``|``) is taken from the header row; the cells in :data:`MISSING_TOKENS`
@@ -368,6 +435,10 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
     0  1    x
     1  2  NaN
     """
+    from audit_core.common.database import is_database_url, read_database
+
+    if is_database_url(source):  # postgresql://...?table=patients, sqlite:///x.db?query=SELECT ...
+        return read_database(source, name=name)
     limit = int(max_mb * 1024 * 1024)
     name = shortened(name)
     data, hint = _read_bytes(source, name=name, limit=limit)
@@ -385,9 +456,48 @@ def read_table(source: Any, *, name: str, max_mb: float = MAX_UPLOAD_MB) -> pd.D
         if hint.lower().endswith((".parquet", ".pq")):
             raise InputError(f"Table '{name}' is named as Parquet but is not a Parquet file; re-save it.")
         frame = _read_csv(data, name=name)
+    frame = check_frame(frame, name=name)
+    frame.attrs[FILE_SHA256] = hashlib.sha256(data).hexdigest()  # the file as given: what `sha256sum FILE` prints
+    frame.attrs[FILE_SIZE] = len(data)
+    return frame
+
+
+def check_frame(frame: pd.DataFrame, *, name: str) -> pd.DataFrame:
+    """The checks every table passes however it came (a file, a database, a DataFrame given to the Python API).
+
+    Columns and rows present, at most :data:`TABLE_COLUMNS` columns, distinct string column
+    names, a 0-based index.
+    """
+    name = shortened(name)
     if frame.shape[1] == 0:
         raise InputError(f"Table '{name}' has no columns; upload a file with a header row.")
     if len(frame) == 0:
         raise InputError(f"Table '{name}' has column names but no rows; upload a file with data rows.")
-    frame.columns = [str(c) for c in frame.columns]
+    _check_column_count(frame.shape[1], name=name)
+    names = [str(c) for c in frame.columns]
+    check_unique_names(names, name=name)
+    frame = frame.copy() if frame.columns.tolist() != names or not isinstance(frame.index, pd.RangeIndex) else frame
+    frame.columns = names
+    decoded = {i: text for i, col in enumerate(names) if (text := _checked_cells(frame.iloc[:, i], col, name=name)) is not None}
+    if decoded:
+        frame = frame.copy()  # never the caller's own frame
+        for i, text in decoded.items():
+            frame.isetitem(i, text)
     return frame.reset_index(drop=True)
+
+
+def _checked_cells(values: pd.Series, col: str, *, name: str) -> pd.Series | None:
+    """A column of a DataFrame given as it is (the Python API) holds what a file could: no complex numbers, and bytes
+    only as UTF-8 text (decoded, as a Parquet binary column is: the column to use instead, None when it is fine)."""
+    if pd.api.types.is_complex_dtype(values.dtype):
+        raise InputError(f"Column '{col}' of table '{name}' holds complex numbers; give real numbers.")
+    if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) not in ("bytes", "mixed", "mixed-integer"):
+        return None
+    raw = values.map(lambda v: isinstance(v, bytes | bytearray | memoryview)).to_numpy(dtype=bool)
+    if not raw.any():
+        return None
+    try:
+        return values.where(~raw, values[raw].map(lambda v: bytes(v).decode("utf-8")))
+    except UnicodeDecodeError:
+        raise InputError(f"Column '{col}' of table '{name}' holds binary data that is not text; drop the column or "
+                         "store it as text.") from None  # fmt: skip

@@ -58,6 +58,13 @@ _THREAT_CARDS: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
          "regularise the model or train it with DP-SGD"),
         ("RMIA / LiRA", "the model's output and reference models trained on population data",
          "TPR at 1 % FPR against population records", "TPR near 1 %", "regularise or train with DP-SGD; audit again"),
+        ("Reference family (auto)", "how models of each family behave on population data",
+         "which family's reference models behave most like the model (fidelity distance), chosen before any attack",
+         "a small distance: the reference-model attacks are as strong as they can be here",
+         "give a larger population table, or a file that carries the model's hyper-parameters (skops)"),
+        ("Supervised (ART's black-box attack)", "some members and non-members, and the model's outputs on them",
+         "TPR at 1 % FPR of a classifier trained on known members, each record scored by one that never saw it",
+         "TPR near 1 %", "regularise or train with DP-SGD; audit again"),
     ),
     "dp-audit": (("One-run audit", "which canaries were included, and the model", "the epsilon the canaries prove, "
                   "against the claimed epsilon", "a bound below the claim (this does not prove the claim)",

@@ -31,7 +31,7 @@ def yes_no_flags(values: pd.Series, *, column: str, table: str, yes: str, no: st
         bad = ~np.isin(arr, (0.0, 1.0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            shown = "empty" if np.isnan(arr[i]) else f"{values.iloc[i]!r}"
+            shown = "empty" if np.isnan(arr[i]) else f"{arr[i]:g}"
             raise InputError(f"Column '{column}' must be 0 ({no}) or 1 ({yes}), but {table_row(table, i)} is {shown} "
                              f"({int(bad.sum())} such rows).")  # fmt: skip
         return arr == 1.0

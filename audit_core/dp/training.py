@@ -20,6 +20,14 @@ import numpy as np
 import torch
 
 from audit_core.common.errors import InputError
+from audit_core.dp.whitebox import (
+    AuditWeights,
+    GradientCanaries,
+    WithAuditWeights,
+    canary_sampler,
+    canary_steps,
+    insert_canaries,
+)
 from audit_core.lira.batched_models import logit_confidence
 
 __all__ = ["BATCH_SIZE", "MAX_GRAD_NORM", "TrainedModel", "train"]
@@ -55,6 +63,10 @@ class TrainedModel:
     noise_multiplier: float | None
     accountant_epsilon: float | None
     steps: int
+    sample_rate: float | None = None
+    """Opacus' Poisson sampling rate (None without DP)."""
+    gradient_canary_steps: np.ndarray | None = None
+    """``(T, m)`` the gradient canaries' per-step values (:func:`audit_core.dp.whitebox.canary_steps`), when there were any."""
 
     def logits(self, X: np.ndarray) -> torch.Tensor:
         device = next(self.module.parameters()).device
@@ -112,10 +124,15 @@ def train(
     model: str = "logistic",
     epochs: int = 10,
     dp: tuple[float, float] | None = None,
+    gradient_canaries: GradientCanaries | None = None,
     seed: int = 0,
     device: torch.device | str = "cpu",
 ) -> TrainedModel:
     """Train one classifier; with ``dp = (epsilon, delta)`` by DP-SGD at that budget, else plain SGD.
+
+    With ``gradient_canaries`` (DP only) the network gets :class:`~audit_core.dp.whitebox.AuditWeights`
+    and the canaries join each step as :mod:`audit_core.dp.whitebox` describes; their scores
+    come back in ``gradient_scores``.
 
     Raises
     ------
@@ -124,6 +141,10 @@ def train(
     """
     gen = torch.Generator().manual_seed(seed)
     net = _network(model, X.shape[1], n_classes, gen).to(device)
+    audit = None
+    if gradient_canaries is not None and dp is not None:
+        audit = AuditWeights(gradient_canaries.width(), n_classes).to(device)
+        net = WithAuditWeights(net, audit)
     data = _Rows(torch.as_tensor(X, dtype=torch.float32, device=device), torch.as_tensor(y, dtype=torch.long,
                                                                                            device=device))  # fmt: skip
     loader_gen = torch.Generator().manual_seed(seed + 1)
@@ -153,6 +174,15 @@ def train(
         loss_fn = torch.nn.CrossEntropyLoss()
         steps = 0
         net.train()
+        sample_rate = float(loader.sample_rate) if dp is not None else None  # type: ignore[attr-defined]
+        canaries = gradient_canaries
+        if audit is not None:
+            assert canaries is not None
+            assert sample_rate is not None
+            where = (torch.as_tensor(canaries.rows), torch.as_tensor(canaries.columns))
+            trajectory = [audit.linear.weight.detach()[where].double().cpu().numpy()]
+            insert_canaries(optimizer, audit.linear.weight, canaries, canary_sampler(canaries, sample_rate),
+                            clip=MAX_GRAD_NORM)  # fmt: skip
         for _ in range(epochs):
             for xb, yb in loader:
                 optimizer.zero_grad()
@@ -160,11 +190,20 @@ def train(
                 loss.backward()
                 optimizer.step()
                 steps += 1
+                if audit is not None:
+                    trajectory.append(audit.linear.weight.detach()[where].double().cpu().numpy())
             if not math.isfinite(float(loss.detach())):
                 raise InputError("Training diverged (the loss became infinite or NaN); check the table's features.")
+        per_step = None
         if dp is not None:
             accountant_epsilon = float(engine.get_epsilon(dp[1]))
             net.remove_hooks()  # type: ignore[operator]  # GradSampleModule.remove_hooks; torch's stubs type attributes as Tensor
             net = net._module  # type: ignore[assignment]  # the plain network inside Opacus' GradSampleModule
+            if audit is not None:
+                assert gradient_canaries is not None
+                per_step = canary_steps(np.vstack(trajectory), learning_rate=_LEARNING_RATE[model], clip=MAX_GRAD_NORM,
+                                        expected_batch=float(optimizer.expected_batch_size))  # type: ignore[attr-defined]
+                net = net.net  # type: ignore[assignment]  # the network without its audit weights (they add 0)
     net.eval()
-    return TrainedModel(module=net, noise_multiplier=noise, accountant_epsilon=accountant_epsilon, steps=steps)
+    return TrainedModel(module=net, noise_multiplier=noise, accountant_epsilon=accountant_epsilon, steps=steps,
+                        sample_rate=sample_rate, gradient_canary_steps=per_step)  # fmt: skip

@@ -16,8 +16,10 @@ canaries exactly as the loss ``-log p`` does, keeps canaries the model is almost
 need reference models trained with and without each canary by the team's own training code,
 which an uploaded model does not come with. Scores within :data:`_SCORE_RESOLUTION` of each
 other count as ties (broken at random, seeded). The scores go through the train-here mode's
-one-run test (:func:`audit_core.dp.onerun.one_run_audit`: the same grid of r, each tested at
-5 % / grid size) and are compared with the same ceiling.
+one-run tests (:func:`audit_core.dp.bounds.audit_bounds`: the same grid of r, each tested at
+5 % / grid size, Steinke's bound and the f-DP bound): when the claim states its DP-SGD run
+(noise multiplier, sampling rate, steps) the f-DP bound against that run's curve is reported,
+otherwise Steinke's bound (the rule of :mod:`audit_core.dp.bounds`).
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ from audit_core.common.errors import InputError, columns_sentence
 from audit_core.common.limits import CANARIES
 from audit_core.common.runtime import ProgressFn, as_progress
 from audit_core.common.yes_no import yes_no_flags, yes_no_note
+from audit_core.dp.bounds import AuditedBounds, audit_bounds
 from audit_core.dp.choices import INCLUDED_COLUMN
-from audit_core.dp.onerun import CONFIDENCE, OneRunBound, ceiling, one_run_audit
+from audit_core.dp.onerun import CONFIDENCE
+from audit_core.dp.tradeoff import dp_sgd_family
 from audit_core.model.loading import TargetModel, label_text, load_model
 from audit_core.model.reference import PROB_FLOOR
 
@@ -108,6 +112,17 @@ def _check_sides(included: np.ndarray, *, name: str, column: str) -> None:
                          "trained on with canaries left out, so it needs both.")  # fmt: skip
 
 
+def _check_distinct(canaries: pd.DataFrame, *, name: str) -> None:
+    """Each canary once: two rows with the same features and label are one record counted twice (its coin flipped
+    twice, or contradicting itself), which the one-run test's independent coins do not allow."""
+    repeated = canaries.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        first, again = (int(i) for i in np.flatnonzero(repeated)[:2])
+        raise InputError(f"Canary file '{name}' lists the same canary more than once ({int(repeated.sum()):,} rows, "
+                         f"first rows {first} and {again}: the same features and label); each canary must be a distinct "
+                         "record with its own coin flip.")  # fmt: skip
+
+
 def _coin_note(included: np.ndarray, *, column: str) -> str | None:
     k, m = int(included.sum()), len(included)
     p = float(stats.binomtest(k, m, 0.5).pvalue)
@@ -130,6 +145,7 @@ def _read_canary_file(table: pd.DataFrame, *, target: str, included_column: str 
         raise InputError(f"The label column '{target}' of '{name}' has {empty:,} empty cell{'s' * (empty > 1)}; "
                          "every canary needs the label it was trained with.")  # fmt: skip
     x = table.drop(columns=[target, included_column])
+    _check_distinct(table.drop(columns=[included_column]), name=name)
     aligned = align_tables({name: x}, types=infer_column_types(x))
     features = aligned[name].reindex(columns=[str(c) for c in x.columns])  # every column, in table order, as the model
     notes = [yes_no_note(table[included_column], column=included_column, yes="included", no="left out"),
@@ -195,12 +211,19 @@ class UploadedDpResult:
 
     epsilon: float
     delta: float
-    bound: OneRunBound
-    ceiling: float
+    bound: AuditedBounds
     canaries: CanaryFile = field(repr=False)
     scores: np.ndarray = field(repr=False)
     model: dict[str, Any]
     seed: int
+
+    mechanism: tuple[float, float, int] | None = None
+    """The claim's DP-SGD run (noise multiplier, sampling rate, steps) when it states it."""
+
+    @property
+    def ceiling(self) -> float:
+        """The largest bound the reported method can give with these canaries."""
+        return self.bound.ceiling
 
     @property
     def disproved(self) -> bool:
@@ -217,6 +240,8 @@ class UploadedDpResult:
         c = self.canaries
         return {
             "claimed": {"epsilon": self.epsilon, "delta": self.delta},
+            "claimed_mechanism": None if self.mechanism is None else
+            dict(zip(("noise_multiplier", "sample_rate", "steps"), self.mechanism, strict=True)),
             "accountant_epsilon": None,
             "epsilon_lower_bound": self.bound.to_json(),
             "ceiling": self.ceiling,
@@ -247,6 +272,7 @@ def audit_uploaded_model(
     delta: float,
     included_column: str = INCLUDED_COLUMN,
     trusted: Sequence[str] = (),
+    mechanism: tuple[float, float, int] | None = None,
     seed: int = 0,
     names: tuple[str, str] = ("model", "canaries"),
     progress: ProgressFn | None = None,
@@ -261,6 +287,8 @@ def audit_uploaded_model(
         One row per canary: feature columns, ``target`` and ``included_column``.
     epsilon, delta : float
         The claim.
+    mechanism : (noise multiplier, sampling rate, steps), optional
+        The claim's DP-SGD run, when it states it.
     trusted : sequence of str
         skops types trusted beyond skops' defaults.
     names : (model, canary file) names, for messages and the JSON.
@@ -272,10 +300,13 @@ def audit_uploaded_model(
     report(0.4, f"Scoring {canaries.m:,} canaries")
     scores = _near_ties_merged(_label_logit(label_probability(model, canaries.features, canaries.labels)))
     report(0.8, "Auditing the claim")
-    bound = one_run_audit(scores, canaries.included, delta=delta, confidence=CONFIDENCE, seed=seed)
+    family = None
+    if mechanism is not None:
+        family = dp_sgd_family(sample_rate=mechanism[1], steps=mechanism[2], delta=delta)
+    bound = audit_bounds(scores, canaries.included, delta=delta, mechanism=family, confidence=CONFIDENCE, seed=seed)
     info = {"file": names[0], "format": model.format, "description": model.description, "sha256": model.sha256,
             "classes": list(model.classes) if model.classes is not None else None}  # fmt: skip
     result = UploadedDpResult(epsilon=epsilon, delta=delta, bound=bound, canaries=canaries, scores=scores, model=info,
-                              ceiling=ceiling(canaries.m, delta, confidence=CONFIDENCE), seed=seed)  # fmt: skip
+                              mechanism=mechanism, seed=seed)  # fmt: skip
     report(1.0, "Done")
     return result

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from audit_core.common.runtime import ProgressFn, as_progress
-from audit_core.fabrication.inference import batch_slices
+from audit_core.fabrication.inference import batch_slices, model_device
 from audit_core.fabrication.threads import cpu_threads
 
 __all__ = ["ATTACK_COST", "ATTACK_LABELS", "eps255", "fabricate", "fabricate_grid", "radii_text"]
@@ -93,7 +93,7 @@ def fabricate(
     """
     progress = as_progress(progress)
     objective, momentum = _OBJECTIVES[attack], attack in _MOMENTUM_ATTACKS
-    device = next(model.parameters()).device
+    device = model_device(model)
     x0_all = torch.as_tensor(images, dtype=torch.float32)
     y_all = torch.as_tensor(labels, dtype=torch.long)
     n = x0_all.shape[0]

@@ -21,7 +21,7 @@ from audit_core.fabrication.attacks import ATTACK_COST, ATTACK_LABELS, eps255, f
 from audit_core.fabrication.choices import DEFAULT_EPSILON, LAMBDAS, SETUP_SHARE
 from audit_core.fabrication.gradients import input_gradient_norms
 from audit_core.fabrication.images import LabelledImages
-from audit_core.fabrication.inference import predict_logits
+from audit_core.fabrication.inference import model_device, predict_logits
 from audit_core.fabrication.mia import mia_scores, model_view
 from audit_core.fabrication.progress import check_cpu_time, plan
 from audit_core.fabrication.result import FabricationResult, Groups
@@ -141,7 +141,7 @@ def _plan(
                      n_compare * steps * ATTACK_COST["adaptive"] * len(sweep.adaptive_runs(headline))),
     }  # fmt: skip
     run = {k: v for k, v in planned.items() if v[1] > 0}
-    device_type = next(setup.model.parameters()).device.type
+    device_type = model_device(setup.model).type
     check_cpu_time(sum(w for _, w in run.values()), pixels=math.prod(setup.data.shape),
                    arch=setup.reference_architecture or "small_cnn", device_type=device_type,
                    what=f"The attacks on {n_non:,} non-members (T = {steps}, {len(radii)} radii)",

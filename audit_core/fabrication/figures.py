@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from audit_core.common.figures import (
     ATTACK_COLORS,
     FABRICATED,
+    LOG_AXIS,
     MEMBER,
     NEUTRAL,
     NON_MEMBER,
@@ -132,7 +133,7 @@ def lambda_figure(result: FabricationResult, *, mia: str = "loss", lam: float | 
     fig.add_hline(y=0.5, line={"color": NEUTRAL, "width": 1})
     if lam is not None:
         fig.add_vline(x=lam, line={"dash": "dot", "color": NEUTRAL})
-    fig.update_xaxes(type="log", title="lambda (normalised: lambda = 1 gives a typical member tanh(1) = 0.76)")
+    fig.update_xaxes(type="log", **LOG_AXIS, title="lambda (normalised: lambda = 1 gives a typical member tanh(1) = 0.76)")
     fig.update_yaxes(title="AUC (members vs ...)", range=[0, 1.02])
     return apply_layout(fig, title=f"AR-MIA ({MIA_LABELS.get(mia, mia)}) vs lambda")
 
@@ -158,8 +159,8 @@ def regime_figure(result: FabricationResult, *, lam: float | None = None) -> go.
     fig.add_hline(y=med_m, line={"color": MEMBER, "dash": "dash"}, annotation_text="members' median", row=2, col=1)
     fig.add_hline(y=float(np.median(result.confidence.non_members)), line={"color": NON_MEMBER, "dash": "dot"},
                   annotation_text="non-members' median", row=2, col=1)
-    fig.update_xaxes(type="log", title="epsilon (x/255)", row=2, col=1)
-    fig.update_xaxes(type="log", row=1, col=1)
+    fig.update_xaxes(type="log", **LOG_AXIS, title="epsilon (x/255)", row=2, col=1)
+    fig.update_xaxes(type="log", **LOG_AXIS, row=1, col=1)
     fig.update_yaxes(title="AUC", range=[0, 1.02], row=1, col=1)
     fig.update_yaxes(title="p_y", row=2, col=1)
     return apply_layout(fig, title="Regime map: where detection holds and where it breaks", height=560)
@@ -179,7 +180,7 @@ def attacks_figure(result: FabricationResult) -> go.Figure:
                 line={"color": _ATTACK_LINE.get(a, NEUTRAL), "dash": dashes[k % len(dashes)]},
             ))
     fig.add_hline(y=0.5, line={"color": NEUTRAL, "width": 1})
-    fig.update_xaxes(type="log", title="epsilon (x/255)")
+    fig.update_xaxes(type="log", **LOG_AXIS, title="epsilon (x/255)")
     fig.update_yaxes(title="vanilla MIA AUC, members vs fabricated (lower = fooled more)", range=[0, 1.02])
     return apply_layout(fig, title="MFA vs I-PGD vs I-CW at several step budgets")
 
@@ -195,7 +196,7 @@ def adaptive_figure(result: FabricationResult) -> go.Figure:
     fig.add_trace(go.Scatter(x=x, y=[p.mfd_auc for p in pts], mode="lines+markers",
                              name="MFD AUC (higher = detected)", line={"color": ATTACK_COLORS["mfd"]}))
     fig.add_hline(y=0.5, line={"color": NEUTRAL, "width": 1})
-    fig.update_xaxes(type="log", title="beta: weight of the gradient-norm term (0 drawn at 0.001)")
+    fig.update_xaxes(type="log", **LOG_AXIS, title="beta: weight of the gradient-norm term (0 drawn at 0.001)")
     fig.update_yaxes(title="AUC", range=[0, 1.02])
     return apply_layout(fig, title=f"Adaptive attacker at epsilon = {eps255(result.epsilon)}: the trade-off")
 

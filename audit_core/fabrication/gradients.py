@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from audit_core.fabrication.inference import batch_slices
+from audit_core.fabrication.inference import batch_slices, model_device
 
 __all__ = ["input_gradient_norms", "true_class_stats"]
 
@@ -20,7 +20,7 @@ def input_gradient_norms(
     The model must be in eval mode (no batch statistics), so the gradient of the summed
     loss gives every image its own gradient.
     """
-    device = next(model.parameters()).device
+    device = model_device(model)
     x_all = torch.as_tensor(images)
     y_all = torch.as_tensor(labels)
     out = []

@@ -13,6 +13,8 @@ from audit_core.fabrication.choices import (
     ATTACKS,
     BUNDLED_DATASETS,
     DEFAULT_EPSILON,
+    LAMBDAS,
+    MIAS,
     MODEL_FORMATS,
     SETUP_SHARE,
 )
@@ -23,7 +25,7 @@ if TYPE_CHECKING:  # torch is imported only when an audit runs
     from audit_core.fabrication.result import FabricationResult
     from audit_core.fabrication.setup import FabricationSetup
 
-__all__ = ["FABRICATION", "FabricationSettings"]
+__all__ = ["FABRICATION", "LAMBDAS", "MIAS", "FabricationSettings"]  # LAMBDAS, MIAS: the page's choice lists
 
 
 def _parse_epsilon(text: str) -> float:

@@ -3,7 +3,6 @@ or a trusted TorchScript file), each with the report's line for it (its SHA-256 
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import hashlib
 from pathlib import Path
@@ -13,7 +12,7 @@ from torch import nn
 
 from audit_core.common.errors import InputError
 from audit_core.common.report import InputSummary
-from audit_core.fabrication.image_files import load_npz, load_png_folder
+from audit_core.fabrication.image_files import load_npz, load_png_folder, png_folder_files
 from audit_core.fabrication.images import ImageData
 from audit_core.fabrication.inference import Device
 from audit_core.fabrication.model_files import load_safetensors_model, load_torchscript_model
@@ -89,9 +88,7 @@ def _file_summary(name: str, source: Path | bytes, rows: int, detail: str) -> In
 def _folder_summary(name: str, folder: Path, rows: int, detail: str) -> InputSummary:
     """The report's line for a PNG folder: one SHA-256 over ``labels.csv`` and then each image it lists, in its order."""
     h = hashlib.sha256()
-    table = folder / _PNG_LABELS
-    _hash_file(h, table)
-    with table.open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            _hash_file(h, folder / row["file"])
+    _hash_file(h, folder / _PNG_LABELS)
+    for image in png_folder_files(folder, csv_name=_PNG_LABELS):
+        _hash_file(h, image)
     return InputSummary(name, rows, 0, h.hexdigest(), detail)

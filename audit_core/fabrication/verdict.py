@@ -24,7 +24,7 @@ from audit_core.fabrication.figures import (
 )
 from audit_core.fabrication.result import FabricationResult
 
-__all__ = ["build_report", "decision", "verdict"]
+__all__ = ["RULES", "build_report", "decision", "verdict"]
 
 
 def verdict(result: FabricationResult) -> str:
@@ -115,14 +115,27 @@ def build_report(
     )
 
 
+RULES: tuple[str, ...] = (
+    "Can be forged, and goes unnoticed (high): fabricated non-members lower the LOSS MIA's AUC against them by at least "
+    "0.05 below its clean AUC (members vs real non-members), and the detector (MFD) catches them with an AUC below 0.9.",
+    "Can be forged, but is detected (elevated): the same drop in AUC, with MFD at AUC 0.9 or more.",
+    "Cannot be forged here (low): the AUC drops by less than 0.05 at this epsilon and number of steps.",
+    "Whether the MIA exposes real members (its TPR at 1 % FPR) is reported beside, as context: it is the 'Audit my "
+    "model' page's question, not this one's.",
+)
+"""The cut-offs behind the fabrication decision (shown under "Why" and in the report)."""
+
+
 def decision(result: FabricationResult) -> Decision:
-    """Can this model's membership evidence be trusted? Forged members, their detection, and real exposure.
+    """Can membership evidence from this MIA be forged, and is the forgery detected?
 
     - high: fabricated non-members pass the LOSS MIA as members (its AUC against them falls at
       least 0.05 below the clean AUC) and MFD does not catch them (AUC below 0.9);
-    - elevated: they pass the MIA but MFD catches them; or the MIA exposes real members
-      (the shared rule on its TPR at 1 % FPR, members vs clean non-members);
-    - low otherwise.
+    - elevated: they pass the MIA but MFD catches them;
+    - low otherwise (forging failed at this epsilon).
+
+    The MIA's exposure of real members (the shared rule on its TPR at 1 % FPR) is a reason
+    beside it, never the level: it answers another question (the model audit's).
     """
     m = result.mia("loss")
     forged = m.auc_fabricated <= m.auc_clean - 0.05
@@ -141,7 +154,9 @@ def decision(result: FabricationResult) -> Decision:
                                 "Screen every claimed member with MFD before accepting a membership claim."))  # fmt: skip
     point = m.clean.tpr_at_fpr.get("0.01")
     if point is not None:
-        findings.append(attack_finding("the LOSS MIA (members vs clean non-members)", point, auc=m.auc_clean,
-                                       step="The model memorises its training images: train with regularisation or "
-                                       "differential privacy and audit again."))  # fmt: skip
-    return decide(findings, low="forging failed at this epsilon and the MIA shows no exposure beyond chance.")
+        exposure = attack_finding("the LOSS MIA (members vs clean non-members)", point, auc=m.auc_clean,
+                                  fallback=[p for k, p in m.clean.tpr_at_fpr.items() if k != "0.01"])  # fmt: skip
+        findings.append(Finding("low", f"Beside the question (real members, not forged ones; level {exposure.level}): "
+                                f"{exposure.reason}"))  # fmt: skip
+    return decide(findings, low=f"forging failed: {attack} moves the LOSS MIA's AUC only from {m.auc_clean:.3f} to "
+                  f"{m.auc_fabricated:.3f} (less than 0.05).", kind="fabrication", rules=RULES)  # fmt: skip

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from audit_core.common.alignment import refuse_infinite
 from audit_core.common.errors import InputError, columns_sentence
 
-__all__ = ["Design", "prepare_design"]
+__all__ = ["Design", "check_table", "prepare_design"]
 
 _MIN_CLASS_ROWS = 10
 _MAX_CLASSES = 20
@@ -126,6 +127,23 @@ def _encode_features(df: pd.DataFrame, *, target: str) -> tuple[list[np.ndarray]
     return blocks, names
 
 
+def check_table(df: pd.DataFrame, *, target: str, min_rows: int = 50, name: str = "data") -> None:
+    """The checks :func:`prepare_design` makes before it encodes anything (an audit's ``check`` runs them before its
+    first step): the target column is there and a usable class column, enough rows, no infinite numbers."""
+    if target not in df.columns:
+        raise InputError(f"The target column '{target}' is not in the table; {columns_sentence(df.columns, target)}")
+    if len(df) < min_rows:
+        raise InputError(
+            f"The table has {len(df)} rows; half-splits need at least {min_rows} rows "
+            "so that every model trains on a meaningful half."
+        )
+    _check_target(df[target], target=target)
+    for col in df.columns:
+        s = df[col]
+        if col != target and pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            refuse_infinite(s.to_numpy(dtype=np.float64), table=name, column=str(col))
+
+
 def prepare_design(df: pd.DataFrame, *, target: str, min_rows: int = 50) -> Design:
     """Encode a table for the batched models; checks the target column.
 
@@ -148,14 +166,7 @@ def prepare_design(df: pd.DataFrame, *, target: str, min_rows: int = 50) -> Desi
         Unknown target, too few rows, a single class, a class with a handful of
         rows, a continuous target, or no usable feature column.
     """
-    if target not in df.columns:
-        raise InputError(f"The target column '{target}' is not in the table; {columns_sentence(df.columns, target)}")
-    if len(df) < min_rows:
-        raise InputError(
-            f"The table has {len(df)} rows; half-splits need at least {min_rows} rows "
-            "so that every model trains on a meaningful half."
-        )
-    _check_target(df[target], target=target)
+    check_table(df, target=target, min_rows=min_rows)
     y_text = df[target].astype(str)
     classes = tuple(sorted(y_text.unique()))
     y = pd.Categorical(y_text, categories=classes).codes.astype(np.int64)

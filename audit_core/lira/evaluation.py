@@ -183,7 +183,8 @@ class LiraEvaluation:
             "tpr": self.tpr["per_sample_mean"],
             "ci_low": lo,
             "ci_high": hi,
-            "interval": "95 % percentile bootstrap over records (of the extrapolated per-record TPRs)",
+            "interval": "95 % percentile bootstrap over records (of the extrapolated per-record TPRs), widened on both "
+            "sides by the extrapolation's error allowance",
             "uncorrected_tpr": self.tpr.get("per_sample_mean_uncorrected"),
             "extrapolation": dict(self.extrapolation),
             "holds_alpha": self.holds_alpha.get("per_sample_mean"),

@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from audit_core.common.figures import ATTACK_COLORS, NEUTRAL, apply_layout, log_roc_figure
+from audit_core.common.decision import times_chance
+from audit_core.common.display import readable
+from audit_core.common.figures import ATTACK_COLORS, LOG_AXIS, NEUTRAL, apply_layout, log_roc_figure
 from audit_core.lira.evaluation import LiraEvaluation, vulnerable_records
 from audit_core.lira.fpc import FpcSimulation
 from audit_core.lira.sweep import ModelsSweep
@@ -20,6 +22,8 @@ __all__ = [
     "per_sample_fpr_figure",
     "records_table",
     "roc_figure",
+    "rule_caption",
+    "rules_table",
     "tpr_table",
     "vulnerable_table",
 ]
@@ -78,7 +82,7 @@ def per_sample_fpr_figure(ev: LiraEvaluation) -> go.Figure:
     fig.add_vline(x=ev.fpr, line={"dash": "dash", "color": "black"}, annotation_text=f"alpha = {ev.fpr:g}")
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(title="Per-record FPR (share of the record's out-models that flag it)")
-    fig.update_yaxes(title="Records", type="log")
+    fig.update_yaxes(title="Records", type="log", **LOG_AXIS)
     return apply_layout(fig, title="Does the FPR hold for each record?")
 
 
@@ -108,6 +112,7 @@ def models_sweep_figure(sw: ModelsSweep) -> go.Figure:
     fig.update_xaxes(
         type="log",
         title="Number of models M (subsampled from the trained pool)",
+        tickvals=sorted({*sw.n_models, sw.required_models}),
         range=[np.log10(min(x) * 0.8), np.log10(max(max(x), sw.required_models) * 1.3)],
     )
     fig.update_yaxes(title=f"TPR at FPR {sw.fpr:g}", rangemode="tozero")
@@ -180,6 +185,29 @@ def tpr_table(ev: LiraEvaluation) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def rule_caption(ev: LiraEvaluation, key: str) -> str:
+    """The caption under a rule's TPR card: its magnitude, its interval and what it reads with no signal."""
+    lo, hi = ev.tpr_ci.get(key, (np.nan, np.nan))
+    null = ev.no_signal_tpr.get(key)
+    text = f"{times_chance(ev.tpr[key], ev.fpr)} · 95 % CI {100 * lo:.1f}–{100 * hi:.1f} % (bootstrap over records)"
+    if null is not None:
+        text += f" · with no signal it reads {100 * null:.1f} %"
+        text += "" if ev.holds_alpha.get(key, True) else ": does not hold alpha at this M"
+    return text
+
+
+def rules_table(ev: LiraEvaluation) -> pd.DataFrame:
+    """:func:`tpr_table` for readers: percent, one interval column, yes / no, the magnitude in words."""
+    frame = tpr_table(ev).drop(columns=["key"])
+    frame.insert(3, "times chance", [times_chance(t, ev.fpr) for t in frame["tpr"]])
+    return readable(frame, labels={"rule": "rule", "tpr": f"TPR at FPR {ev.fpr:g}", "pooled_fpr": "FPR reached (pooled)",
+                                   "per_record_fpr_sd": "per-record FPR: spread (sd)",
+                                   "per_record_fpr_p90": "per-record FPR: 90th percentile",
+                                   "no_signal_tpr": "reads with no signal", "holds_alpha": "holds alpha"},
+                    percent=("pooled_fpr", "per_record_fpr_sd", "per_record_fpr_p90", "no_signal_tpr", "tpr_ci_low"),
+                    intervals={"95 % interval (bootstrap)": ("tpr_ci_low", "tpr_ci_high")})  # fmt: skip
 
 
 def vulnerable_table(ev: LiraEvaluation, data: pd.DataFrame | None = None, *, top: int = 20) -> pd.DataFrame:

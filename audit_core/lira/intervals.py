@@ -65,7 +65,8 @@ def bootstrap_intervals(
 
     The rules counted per record (post-processed, fixed variance, FPC) resample their
     per-record in-hits; the per-sample average the extrapolated per-record TPRs
-    (``readings.corrected``); the global-threshold rules (naive, naive_online,
+    (``readings.corrected``), widened on both sides by the extrapolation's error allowance
+    (:func:`audit_core.lira.per_sample.extrapolated_record_tpr`); the global-threshold rules (naive, naive_online,
     online_fixed_variance) re-derive their threshold in each of the first 200 replicates
     (:func:`_bootstrap_global`).
     """
@@ -79,7 +80,9 @@ def bootstrap_intervals(
     hits = {**readings.aggregations.hits, **readings.variants.hits}
     for key, h in hits.items():
         ci[key] = _percentile_interval((W @ h) / (W @ n_in))
-    ci["per_sample_mean"] = _percentile_interval((W @ readings.corrected) / N)
+    lo, hi = _percentile_interval((W @ readings.corrected) / N)
+    allowance = float(readings.extrapolation.get("error_allowance", 0.0))  # the extrapolation's own error
+    ci["per_sample_mean"] = (max(lo - allowance, 0.0), min(hi + allowance, 1.0))
     global_rules = [("naive", scores), ("naive_online", readings.variants.online),
                     ("online_fixed_variance", readings.variants.online_fixed)]  # fmt: skip
     for key, vals in global_rules:

@@ -74,7 +74,7 @@ def train_pool(
     *,
     target: str,
     model: ModelType = "logistic",
-    n_models: int = 16,
+    n_models: int,
     seed: int = 0,
     device: torch.device | str | None = None,
     progress: ProgressFn | None = None,
@@ -91,7 +91,8 @@ def train_pool(
         Class column.
     model : {"logistic", "mlp"}
     n_models : int
-        M: even, 8 to 1,024 (the ``--models`` knob's bound, ``LIRA_MODELS``).
+        M: even, 8 to 1,024 (the ``--models`` knob's bound, ``LIRA_MODELS``); no default here: the knob's
+        (``LiraSettings.models``, 64) is the one default.
     seed : int
     device : torch.device or str, optional
     progress : callable, optional

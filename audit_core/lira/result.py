@@ -133,7 +133,7 @@ def run_lira(
     *,
     target: str,
     model: ModelType = "logistic",
-    n_models: int = 16,
+    n_models: int,
     fpr: float = 0.01,
     seed: int = 0,
     n_bootstrap: int = 200,
@@ -141,7 +141,11 @@ def run_lira(
     progress: ProgressFn | None = None,
     options: TrainOptions = TrainOptions(),
 ) -> LiraResult:
-    """Train the pool, evaluate at alpha, and run the what-if over M (docs/methods.md §2)."""
+    """Train the pool, evaluate at alpha, and run the what-if over M (docs/methods.md §2).
+
+    Inner code: it trusts its settings (``LiraSettings.validate`` and the audit's check refuse an alpha
+    that M models cannot measure); the Python API (``audit_core.run_audit("lira", ...)``) checks them.
+    """
     pool = train_pool(df, target=target, model=model, n_models=n_models, seed=seed, device=device,
                       progress=sub_progress(progress, 0.0, 0.85), options=options)  # fmt: skip
     return evaluate_pool(pool, fpr=fpr, seed=seed, n_bootstrap=n_bootstrap, progress=sub_progress(progress, 0.85, 1.0))

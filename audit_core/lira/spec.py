@@ -47,11 +47,13 @@ class LiraSettings(Settings):
 
 
 def _check(inputs: Inputs, s: LiraSettings) -> None:
-    """The group column exists, and alpha is measurable with this many records and models (the target column is
-    checked where the table is encoded, audit_core.lira.design.prepare_design)."""
+    """The table can be encoded (:func:`audit_core.lira.design.check_table`: the target, enough rows, no infinite
+    number), the group column exists, and alpha is measurable with this many records and models."""
     from audit_core.common.errors import columns_sentence
+    from audit_core.lira.design import check_table
 
     data = inputs["data"]
+    check_table(data, target=s.target, name=inputs.name("data", "table"))
     if s.groups is not None and (s.groups == s.target or s.groups not in data.columns):
         raise InputError(f"--groups: '{s.groups}' is not a feature column of the table; "
                          + columns_sentence([c for c in data.columns if c != s.target], s.groups))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit_core.common.decision import Decision, Finding, decide
+from audit_core.common.decision import ELEVATED_FACTOR, HIGH_FACTOR, Decision, Finding, decide, times_chance
 from audit_core.common.report import Report, describe_input
 from audit_core.lira.evaluation import vulnerable_records
-from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, tpr_table
+from audit_core.lira.figures import LABELS, fpc_figure, models_sweep_figure, per_sample_fpr_figure, roc_figure, rules_table
 from audit_core.lira.result import LiraResult
 
-__all__ = ["build_report", "decision", "verdict"]
+__all__ = ["RULES", "build_report", "decision", "verdict"]
 
 
 def _pct(x: float) -> str:
@@ -119,43 +119,71 @@ def build_report(
         settings={"target": pool.target, "model": pool.model, "n_models": ev.n_models, "fpr": ev.fpr},
         metrics=result.to_json() | {"models_sweep": None},
         figures=figures,
-        tables=[("Every aggregation rule", tpr_table(ev)), ("Most exposed records", vulnerable_records(ev))],
+        tables=[("Every aggregation rule", rules_table(ev)), ("Most exposed records", vulnerable_records(ev))],
         verdict=verdict(result),
         limits=limits,
         seed=seed,
     )
 
 
-def decision(result: LiraResult) -> Decision:
-    """The release decision for a model of this kind trained on this table: calibrated LiRA at the chosen FPR.
+RULES: tuple[str, ...] = (
+    f"Each aggregation rule that holds alpha at this number of models M (its TPR on simulated scores without "
+    f"membership signal stays at alpha) is read at alpha: high when the lower end of its 95 % interval (bootstrap "
+    f"over records) is above {HIGH_FACTOR:g} × alpha; elevated above {ELEVATED_FACTOR:g} × alpha, or above what the "
+    "rule reads with no membership signal at this M (at least alpha); low otherwise. Rules that do not hold alpha at "
+    "this M are reported but never drive the level.",
+)
+"""The cut-offs behind the LiRA decision (shown under "Why" and in the report)."""
 
-    The post-processed rule with the Student-t threshold (the number the verdict says to report)
-    by the shared margins: high when its interval's lower end exceeds 3 x alpha, elevated above
-    2 x alpha; too few models for a measured per-record FPR is a finding with its next step.
+_DECISION_RULES = ("per_sample_mean", "post_processed_t", "post_processed", "naive")
+
+
+def _rule_name(rule: str) -> str:
+    return {"per_sample_mean": "the per-sample average of calibrated LiRA",
+            "post_processed_t": "calibrated LiRA (post-processed, Student-t threshold)",
+            "post_processed": "calibrated LiRA (post-processed, N(0,1) threshold)",
+            "naive": "naive pooled LiRA"}.get(rule, LABELS.get(rule, rule))  # fmt: skip
+
+
+def decision(result: LiraResult) -> Decision:
+    """The release decision for a model of this kind trained on this table: every rule that holds alpha, at alpha.
+
+    A rule counts when it holds alpha at this M (``holds_alpha``): high when its interval's lower end
+    exceeds 3 x alpha, elevated above 2 x alpha or above the rule's own no-signal reading (its TPR
+    with no membership signal at this M, at least alpha), so an interval above chance always
+    counts as signal or is said not to (a rule that does not hold alpha). Too few models for a
+    measured per-record FPR is a finding with its next step.
     """
     ev = result.evaluation
     a = float(ev.fpr)
-    # the rule the verdict says to report: post-processed Student-t where it holds alpha at this M, else the average
-    rule = "post_processed_t" if ev.holds_alpha.get("post_processed_t", True) else "per_sample_mean"
-    tpr = float(ev.tpr[rule])
-    lo, hi = ev.tpr_ci.get(rule, (np.nan, np.nan))
-    name = ("calibrated LiRA (post-processed, Student-t threshold)" if rule == "post_processed_t"
-            else "the per-sample average of calibrated LiRA")  # fmt: skip
-    said = (f"{name} flags {_pct(tpr)} of the training records (95 % interval {_pct(lo)} to {_pct(hi)}) at a "
-            f"per-record FPR of {a:g}")  # fmt: skip
     step = ("The model memorises its training records: train with stronger regularisation or with differential "
             "privacy (DP-SGD), or release coarser outputs (labels, rounded probabilities), then audit again.")  # fmt: skip
-    if np.isfinite(lo) and lo > 3 * a:
-        findings = [Finding("high", f"A {result.pool.model} model trained on this table exposes its training records: "
-                            f"{said}.", step)]  # fmt: skip
-    elif np.isfinite(lo) and lo > 2 * a:
-        findings = [Finding("elevated", f"Some membership signal: {said}.", step)]
-    else:
-        findings = [Finding("low", f"No rule tells training records from others beyond chance: {said}.")]
+    findings, quiet = [], []
+    rules = [r for r in _DECISION_RULES if r in ev.tpr and r in ev.tpr_ci]
+    for rule in rules:
+        tpr, (lo, hi) = float(ev.tpr[rule]), ev.tpr_ci[rule]
+        null = float(ev.no_signal_tpr.get(rule, a))
+        said = (f"{_rule_name(rule)} flags {_pct(tpr)} of the training records (95 % interval {_pct(lo)} to {_pct(hi)}; "
+                f"{times_chance(tpr, a)}) at a per-record FPR of {_pct(a)}")  # fmt: skip
+        if not ev.holds_alpha.get(rule, True):
+            if np.isfinite(lo) and lo > a:
+                quiet.append(Finding("low", f"Not counted: {said}, but with no membership signal at all this rule reads "
+                                     f"{_pct(null)} at M = {ev.n_models} (it does not hold alpha), so its interval "
+                                     "above chance is the rule's own bias, not evidence."))  # fmt: skip
+            continue
+        chance = max(a, null)
+        if np.isfinite(lo) and lo > HIGH_FACTOR * a:
+            findings.append(Finding("high", f"A {result.pool.model} model trained on this table exposes its training "
+                                    f"records: {said}.", step))  # fmt: skip
+        elif np.isfinite(lo) and (lo > ELEVATED_FACTOR * a or lo > chance):
+            findings.append(Finding("elevated", f"Some membership signal: {said}; with no signal this rule reads "
+                                    f"{_pct(null)} at M = {ev.n_models}.", step))  # fmt: skip
+        else:
+            quiet.append(Finding("low", f"No signal beyond chance from this rule: {said}."))
     if ev.n_models < ev.required_models:
-        findings.append(Finding("low", f"With {ev.n_models} models the per-record FPRs rest on a Gaussian fit (measuring "
-                                f"them at {a:g} needs {ev.required_models} models).",
-                                f"Train at least {ev.required_models} models (--models) to measure the "
-                                "per-record FPR."))  # fmt: skip
-    return decide(findings, low="no membership signal beyond chance at this number of models; passing does not "
-                  "prove the model private.")  # fmt: skip
+        quiet.append(Finding("low", f"With {ev.n_models} models the per-record FPRs rest on a Gaussian fit (measuring "
+                             f"them at {a:g} needs {ev.required_models} models).",
+                             f"Train at least {ev.required_models} models (--models) to measure the "
+                             "per-record FPR."))  # fmt: skip
+    return decide([*findings, *quiet], low="no rule that holds alpha finds membership signal beyond chance at this "
+                  "number of models; passing does not prove the model private.", rules=RULES)  # fmt: skip

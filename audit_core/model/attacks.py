@@ -28,6 +28,18 @@ OUT of every reference model (:mod:`audit_core.model.reference` explains the boo
   (:func:`audit_core.lira.fits.record_fits`, :func:`~audit_core.lira.fits.pooled_sd`,
   :func:`~audit_core.lira.fits.fixed_variance_llr`, :func:`~audit_core.lira.fits.gaussian_llr`);
   the target is not one of the reference models, so nothing is left out of the fits.
+- :func:`supervised_scores`: a learned attacker, as ART's black-box membership attack
+  (``MembershipInferenceBlackBox``): an attacker who knows some members and some non-members
+  trains a classifier on what the model says about them and applies it to others. Here the
+  classifier is cross-fitted: the candidates are split into :data:`SUPERVISED_FOLDS` folds,
+  stratified by membership and seeded, and each record is scored by the classifier trained on the
+  other folds (so it knows four fifths of the members and non-members, never the record itself).
+  Its features (:func:`supervised_features`) are the model's whole output and the label (ART's
+  features) and, where the offline reference models ran, what they say about the record: their
+  mean and spread of ``phi``, LiRA offline's difference and RMIA's ratio ``Pr(x | theta) / Pr(x)``
+  (each a property of the record alone; RMIA's rank among the non-members is left out, since its
+  denominator depends on the record's own label). The classifier is scikit-learn's
+  HistGradientBoosting (100 rounds of 15 leaves, at least 20 records a leaf).
 """
 
 from __future__ import annotations
@@ -42,12 +54,15 @@ __all__ = [
     "OFFLINE_ATTACKS",
     "REFERENCE_ATTACKS",
     "RMIA_A",
+    "SUPERVISED_FOLDS",
     "VARIANCES",
     "lira_offline_scores",
     "lira_online_scores",
     "lira_variance",
     "loss_scores",
     "rmia_scores",
+    "supervised_features",
+    "supervised_scores",
 ]
 
 RMIA_A = 0.3
@@ -55,9 +70,13 @@ RMIA_A = 0.3
 _RMIA_GAMMA = 1.0
 """RMIA's threshold on the pairwise likelihood ratio."""
 
-ATTACKS = ("loss", "rmia", "lira_offline", "lira_online")
-DEFAULT_ATTACKS = ("loss", "rmia", "lira_offline")
+ATTACKS = ("loss", "rmia", "lira_offline", "lira_online", "supervised")
+DEFAULT_ATTACKS = ("loss", "rmia", "lira_offline", "supervised")
 """The attacks run when none are named: LiRA online trains K more reference models, so it is asked for by name."""
+SUPERVISED_FOLDS = 5
+"""Folds of the supervised attack's cross-fitting: each record is scored by a classifier that never saw it."""
+_MAX_CLASS_COLUMNS = 20
+"""Above this many classes the supervised attack gets the three largest probabilities, not the whole output."""
 REFERENCE_ATTACKS = ("rmia", "lira_offline", "lira_online")
 """The attacks that rest on the reference models (the fidelity check speaks for them)."""
 OFFLINE_ATTACKS = ("rmia", "lira_offline")
@@ -154,3 +173,56 @@ def lira_online_scores(p_target: np.ndarray, p_ref: np.ndarray, keep: np.ndarray
     sigma = pooled_sd(fits) if np.isfinite(fits["sd_in"]).any() or np.isfinite(fits["sd_out"]).any() else 1.0
     info["sigma"] = sigma  # 1 when no candidate has two scores on a side (K = 2): the ranking does not depend on it
     return fixed_variance_llr(phi, fits["mu_in"], fits["mu_out"], sigma), info
+
+
+def supervised_features(prob: np.ndarray, y: np.ndarray, p_ref: np.ndarray | None) -> tuple[np.ndarray, list[str]]:
+    """The supervised attack's features per candidate, and their names (module docstring).
+
+    Parameters
+    ----------
+    prob : ndarray (n, C)
+        The audited model's class probabilities.
+    y : ndarray of int (n,)
+        Each candidate's label (class index).
+    p_ref : ndarray (K, n) or None
+        ``Pr(y_x | x, theta_k)`` under the offline reference models, when they ran.
+    """
+    n, c = prob.shape
+    p_true = _clip(prob[np.arange(n), y])
+    top = np.sort(prob, axis=1)[:, ::-1]
+    columns = {"phi": _logit(p_true), "log_p_max": np.log(_clip(top[:, 0])), "correct": (prob.argmax(1) == y) * 1.0,
+               "entropy": -np.sum(prob * np.log(_clip(prob)), axis=1)}  # fmt: skip
+    if c <= _MAX_CLASS_COLUMNS:
+        columns |= {f"p_{j}": prob[:, j] for j in range(c)} | {f"label_{j}": (y == j) * 1.0 for j in range(c)}
+    else:
+        columns |= {f"p_top{j + 1}": top[:, j] for j in range(3)}
+    if p_ref is not None:
+        phi_ref = _logit(p_ref)
+        p_x = 0.5 * ((1.0 + RMIA_A) * _clip(p_ref).mean(0) + (1.0 - RMIA_A))
+        columns |= {"ref_phi_mean": phi_ref.mean(0), "ref_phi_sd": phi_ref.std(0),
+                    "lira_offline_difference": columns["phi"] - phi_ref.mean(0),
+                    "rmia_log_ratio": np.log(p_true / p_x)}  # fmt: skip
+    return np.column_stack(list(columns.values())), list(columns)
+
+
+def supervised_scores(features: np.ndarray, member: np.ndarray, *, seed: int, folds: int = SUPERVISED_FOLDS) -> np.ndarray:
+    """Cross-fitted ``P(member)`` per candidate: each fold scored by a classifier trained on the other folds."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from audit_core.common.runtime import blas_threads
+
+    rng = np.random.default_rng([seed, 29])
+    fold = np.empty(member.size, dtype=np.int64)
+    for side in (True, False):  # stratified: every fold holds members and non-members in the same shares
+        idx = np.flatnonzero(member == side)
+        fold[idx[rng.permutation(idx.size)]] = np.arange(idx.size) % folds
+    scores = np.empty(member.size, dtype=np.float64)
+    with blas_threads(1):
+        for f in range(folds):
+            test = fold == f
+            model = HistGradientBoostingClassifier(max_iter=100, max_leaf_nodes=15, min_samples_leaf=20,
+                                                   l2_regularization=1.0, early_stopping=False,
+                                                   random_state=int(rng.integers(2**31 - 1)))  # fmt: skip
+            model.fit(features[~test], member[~test])
+            scores[test] = model.predict_proba(features[test])[:, list(model.classes_).index(True)]
+    return scores

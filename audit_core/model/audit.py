@@ -45,16 +45,29 @@ from audit_core.model.attacks import (
     OFFLINE_ATTACKS,
     REFERENCE_ATTACKS,
     RMIA_A,
+    SUPERVISED_FOLDS,
     lira_offline_scores,
     lira_online_scores,
     lira_variance,
     loss_scores,
     rmia_scores,
+    supervised_features,
+    supervised_scores,
 )
+from audit_core.model.choice import RULE, FamilyFidelity, choose, family_fidelity, target_side, tolerance
 from audit_core.model.design import Design, offline_design, online_design
 from audit_core.model.images import ImageSet
 from audit_core.model.loading import is_safetensors, label_text, load_model
-from audit_core.model.reference import PROB_FLOOR, ReferenceModels, train_reference
+from audit_core.model.recipe import NO_RECIPE, Recipe
+from audit_core.model.reference import (
+    AUTO,
+    FAMILIES,
+    PROB_FLOOR,
+    ReferenceModels,
+    family_recipe,
+    join,
+    train_reference,
+)
 from audit_core.scores.audit import AttackCheck
 
 __all__ = ["REFERENCE_EPOCHS", "Fidelity", "ModelAudit", "audit_model"]
@@ -155,7 +168,8 @@ class _Case:
     """What the attacks need, whatever the kind of model: the target's probabilities and a reference trainer.
 
     Records are the members (``y_m``, ``prob_m``), then the population (``y_p``, ``prob_p``).
-    ``train(candidates, design, progress)`` trains one reference model per row set of ``design``;
+    ``train(family, candidates, pool, design, progress)`` trains one reference model of ``family`` per row set of
+    ``design``; ``family`` is the requested one (``auto`` for tables: one of ``families``, chosen by fidelity);
     ``values(rows)`` are the members' values at ``rows`` for the exposed-records table.
     """
 
@@ -166,11 +180,13 @@ class _Case:
     classes: list[str]
     model: dict[str, Any]
     family: str
-    train: Callable[[np.ndarray, Design, ProgressFn], ReferenceModels]
+    families: tuple[str, ...]
+    train: Callable[[str, np.ndarray, np.ndarray, Design, ProgressFn], ReferenceModels]
     values: Callable[[np.ndarray], pd.DataFrame]
     duplicated: np.ndarray
     warnings: tuple[str, ...] = ()
     reference_extra: dict[str, Any] = field(default_factory=dict)
+    recipe: Recipe = NO_RECIPE
 
 
 def _labels(train: pd.Series, population: pd.Series, *, target: str) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -231,11 +247,12 @@ def _table_case(model_bytes: bytes, train: pd.DataFrame, population: pd.DataFram
         prob_m=prob[: len(x_m)], prob_p=prob[len(x_m) :], y_m=y_m, y_p=y_p, classes=classes,
         model={"file": model_name, "format": model.format, "description": model.description, "sha256": model.sha256,
                "classes": classes},
-        family=family,
-        train=lambda cand, design, progress: train_reference(X, y, cand, design, n_classes=len(classes), family=family,
-                                                             progress=progress),
+        family=family, families=FAMILIES,
+        train=lambda fam, cand, pool, design, progress: train_reference(X, y, cand, pool, design, n_classes=len(classes),
+                                                                        family=fam, target=model.recipe,
+                                                                        progress=progress),
         values=lambda rows: features.iloc[rows].reset_index(drop=True),
-        duplicated=dup, warnings=tuple(warnings),
+        duplicated=dup, warnings=tuple(warnings), recipe=model.recipe,
     )  # fmt: skip
 
 
@@ -253,9 +270,10 @@ def _image_case(model_bytes: bytes, train: ImageSet, population: ImageSet, *, ep
         prob_m=prob[: len(train)], prob_p=prob[len(train) :], y_m=train.labels, y_p=population.labels, classes=classes,
         model={"file": model_name, "format": "safetensors", "description": model.description(), "sha256": model.sha256,
                "classes": classes, "architecture": model.architecture},
-        family=model.architecture,
-        train=lambda cand, design, progress: train_image_reference(images, labels, cand, design, model=model,
-                                                                   epochs=epochs, progress=progress),
+        family=model.architecture, families=(model.architecture,),
+        train=lambda _, cand, pool, design, progress: train_image_reference(images, labels, cand, pool, design,
+                                                                            model=model, epochs=epochs,
+                                                                            progress=progress),
         values=lambda rows: pd.DataFrame({"image": [f"{train.name}[{int(r)}]" for r in rows]}),
         duplicated=duplicated(images, labels),
         reference_extra={"epochs": epochs, "device": str(next(model.module.parameters()).device.type)},
@@ -308,7 +326,7 @@ def audit_model(
     target: str | None = None,
     attacks: Sequence[str] = DEFAULT_ATTACKS,
     n_reference: int = 4,
-    family: str = "logistic",
+    family: str = AUTO,
     variance: str = "auto",
     epochs: int = REFERENCE_EPOCHS,
     trusted: Sequence[str] = (),
@@ -332,8 +350,9 @@ def audit_model(
         Among :data:`audit_core.model.attacks.ATTACKS`.
     n_reference : int
         Reference models K (of each kind: offline for RMIA / LiRA offline, online for LiRA online).
-    family : {"logistic", "mlp", "gbdt"}
-        The reference models' family (tables; an image model's reference models are of its architecture).
+    family : {"auto", "logistic", "mlp", "gbdt", "random_forest", "extra_trees"}
+        The reference models' family (tables; an image model's reference models are of its architecture). ``auto``
+        trains every family and keeps the one that behaves most like the target (:mod:`audit_core.model.choice`).
     variance : {"auto", "global", "per_sample"}
         LiRA online's variance (``auto``: global below 64 reference models).
     epochs : int
@@ -378,26 +397,60 @@ def _split(n_m: int, n_p: int, seed: int) -> _Split:
     return _Split(n_m=n_m, cand_p=cand_p, pool=n_m + pool, member=member)
 
 
+@dataclass(frozen=True)
+class _References:
+    """The reference models the attacks use, and, under ``auto``, every family tried with its fidelity."""
+
+    refs: dict[str, ReferenceModels]  # "offline" (the family used), "online"
+    family: str
+    tried: dict[str, ReferenceModels]  # auto: every family's first offline model (the one the choice reads)
+    fits: list[FamilyFidelity]  # auto only, in the order tried
+    within: float = 0.0  # auto: distances this close to the smallest count as equal
+
+
 def _train_references(case: _Case, split: _Split, attacks: tuple[str, ...], *, n_reference: int, variance: str, seed: int,
-                      progress: ProgressFn | None) -> dict[str, ReferenceModels]:  # fmt: skip
-    """The offline reference models (RMIA, LiRA offline, and the fidelity check of LOSS alone) and the online ones."""
+                      progress: ProgressFn | None) -> _References:  # fmt: skip
+    """The offline reference models (every family under ``auto``) and the online ones (the family used)."""
     online = "lira_online" in attacks
-    offline = any(a in OFFLINE_ATTACKS for a in attacks) or not online
+    auto = case.family == AUTO
+    offline = auto or any(a in OFFLINE_ATTACKS for a in attacks) or not online
     share = 0.45 if online and offline else 0.9
     cand, n_m = split.candidates, split.n_m
-    refs = {}
+    families = case.families if auto else (case.family,)
+    family = families[0]
+    refs: dict[str, ReferenceModels] = {}
+    tried: dict[str, ReferenceModels] = {}
+    fits: list[FamilyFidelity] = []
+    within = 0.0
     if offline:
         design = offline_design(split.pool, cand.size, n_models=n_reference, train_size=n_m, seed=seed)
-        refs["offline"] = case.train(cand, design, sub_progress(progress, 0.0, share))
+        if auto:  # one model a family (the design's first) decides; the chosen family then gets the other K - 1
+            probe = design.take(slice(0, 1))
+            part = share / (len(families) + n_reference - 1)
+            for i, fam in enumerate(families):
+                tried[fam] = case.train(fam, cand, split.pool, probe, sub_progress(progress, part * i, part * (i + 1)))
+            pool_p = split.pool - n_m
+            side = target_side(case.prob_m, case.y_m, case.prob_p[pool_p], case.y_p[pool_p])
+            fits = [family_fidelity(side, tried[f]) for f in families]
+            within = tolerance(design.train_size, n_m)
+            family = choose(fits, own_kind=case.recipe.family, within=within).family
+            refs["offline"] = tried[family]
+            if n_reference > 1:
+                rest = case.train(family, cand, split.pool, design.take(slice(1, None)),
+                                  sub_progress(progress, part * len(families), share))  # fmt: skip
+                refs["offline"] = join(tried[family], rest)
+        else:
+            refs["offline"] = tried[family] = case.train(family, cand, split.pool, design, sub_progress(progress, 0.0, share))
     if online:
         min_in = 2 if lira_variance(variance, n_reference) == "per_sample" else 1
         design = online_design(cand, split.pool, n_models=n_reference, train_size=n_m, seed=seed, min_in=min_in)
-        refs["online"] = case.train(cand, design, sub_progress(progress, 0.9 - share, 0.9))
-    return refs
+        refs["online"] = case.train(family, cand, split.pool, design, sub_progress(progress, 0.9 - share, 0.9))
+    return _References(refs=refs, family=family, tried=tried, fits=fits, within=within)
 
 
-def _scores(attacks: tuple[str, ...], p_target: np.ndarray, refs: dict[str, ReferenceModels], z_index: np.ndarray, *,
-            variance: str, n_reference: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:  # fmt: skip
+def _scores(attacks: tuple[str, ...], case: _Case, split: _Split, p_target: np.ndarray, refs: dict[str, ReferenceModels],
+            z_index: np.ndarray, *, variance: str, n_reference: int,
+            seed: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:  # fmt: skip
     scores: dict[str, np.ndarray] = {}
     extra: dict[str, Any] = {}
     for name in attacks:
@@ -414,7 +467,33 @@ def _scores(attacks: tuple[str, ...], p_target: np.ndarray, refs: dict[str, Refe
             extra["online"] = {"models": n_reference, "train_size": on.train_size, "in_models_min": info["min_in"],
                                "in_models_max": int(on.keep.sum(0).max()), "out_models_min": info["min_out"],
                                "variance": info["variance"], "sigma": info["sigma"]}  # fmt: skip
+        elif name == "supervised":
+            prob = np.r_[case.prob_m, case.prob_p[split.cand_p]]
+            y = np.r_[case.y_m, case.y_p[split.cand_p]]
+            offline = refs.get("offline")
+            features, names = supervised_features(prob, y, None if offline is None else offline.p_true)
+            scores[name] = supervised_scores(features, split.member, seed=seed)
+            extra["supervised"] = {"folds": SUPERVISED_FOLDS, "features": names,
+                                   "classifier": "HistGradientBoostingClassifier(max_iter=100, max_leaf_nodes=15, "
+                                                 "min_samples_leaf=20, l2_regularization=1.0)"}  # fmt: skip
     return scores, extra
+
+
+def _family_results(references: _References, attacks: tuple[str, ...], p_target: np.ndarray, member: np.ndarray,
+                    z_index: np.ndarray, own_kind: str | None) -> dict[str, Any]:  # fmt: skip
+    """Under ``auto``: every family's fidelity and what its reference models' offline attacks find (never used to choose)."""
+    if not references.fits:
+        return {}
+    out: dict[str, Any] = {}
+    for fit in references.fits:
+        p_ref = references.tried[fit.family].p_true
+        found: dict[str, Any] = {}
+        for name in (a for a in attacks if a in OFFLINE_ATTACKS):
+            s = rmia_scores(p_target, p_ref, z_index) if name == "rmia" else lira_offline_scores(p_target, p_ref)[0]
+            found[name] = {"auc": roc_curve(s, member).auc, "tpr_at_fpr": {"0.01": tpr_at_fpr(s, member, 0.01).to_json()}}
+        out[fit.family] = {**fit.to_json(), "attacks": found}
+    return {"rule": RULE, "chosen": references.family, "own_kind": own_kind, "tolerance": references.within,
+            "reference_models_per_family": 1, "families": out}
 
 
 def _rmia_by_k(p_target: np.ndarray, refs: dict[str, ReferenceModels], member: np.ndarray, z_index: np.ndarray,
@@ -490,20 +569,30 @@ def _audit_case(case: _Case, *, attacks: tuple[str, ...], n_reference: int, vari
     split = _split(n_m, case.y_p.size, seed)
     y_c = case.y_p[split.cand_p]
     p_target = np.clip(np.r_[case.prob_m[np.arange(n_m), case.y_m], case.prob_p[split.cand_p, y_c]], PROB_FLOOR, 1.0)
-    refs = _train_references(case, split, attacks, n_reference=n_reference, variance=variance, seed=seed, progress=progress)
+    references = _train_references(case, split, attacks, n_reference=n_reference, variance=variance, seed=seed,
+                                   progress=progress)  # fmt: skip
+    refs = references.refs
     z_index = np.arange(n_m, n_m + split.cand_p.size)
-    scores, extra = _scores(attacks, p_target, refs, z_index, variance=variance, n_reference=n_reference)
+    scores, extra = _scores(attacks, case, split, p_target, refs, z_index, variance=variance, n_reference=n_reference,
+                            seed=seed)  # fmt: skip
     checks = {n: _check(s, split.member, name=n, fprs=DEFAULT_FPRS, delta=delta, seed=seed) for n, s in scores.items()}
     records, exposed = _records(case, split, p_target, scores, checks)
+    recipe = family_recipe(references.family, case.recipe) if references.family in FAMILIES else None
     return ModelAudit(
         attacks=checks,
         fidelity=_fidelity(_target_fidelity(case, split), refs, ~split.member),
         records=records,
         exposed=exposed,
-        model=case.model,
-        reference={"family": case.family, "models": n_reference,
+        model=case.model | ({"recipe": case.recipe.to_json()} if case.family in (AUTO, *FAMILIES) else {}),
+        reference={"family": references.family, "models": n_reference,
                    "train_size": (refs.get("offline") or refs["online"]).train_size,
                    "pool_size": int(split.pool.size), "target_train_size": n_m, "rmia_a": RMIA_A, "rmia_gamma": 1.0,
+                   **({"estimator": recipe.estimator, "params": recipe.params,
+                       "params_from": recipe.source if recipe.source != "none" else "the family's defaults"}
+                      if recipe is not None else {}),
+                   **({"family_choice": _family_results(references, attacks, p_target, split.member, z_index,
+                                                        case.recipe.family)}
+                      if references.fits else {}),
                    **extra, **case.reference_extra,
                    "attacks_using_them": [a for a in attacks if a in REFERENCE_ATTACKS]},
         rmia_by_k=_rmia_by_k(p_target, refs, split.member, z_index, n_reference) if "rmia" in attacks else {},

@@ -54,6 +54,10 @@ class Design:
     def n_models(self) -> int:
         return len(self.rows)
 
+    def take(self, models: slice) -> Design:
+        """The same design restricted to some of its models (rows, seeds and keep alike)."""
+        return Design(rows=self.rows[models], seeds=self.seeds[models], keep=self.keep[models], train_size=self.train_size)
+
 
 def offline_design(pool: np.ndarray, n_candidates: int, *, n_models: int, train_size: int, seed: int) -> Design:
     """K models on random samples of ``pool`` (global indices, sorted) of ``min(train_size, len(pool) // 2)`` rows."""

@@ -175,15 +175,17 @@ def train_image_reference(
     images: np.ndarray,
     labels: np.ndarray,
     candidates: np.ndarray,
+    pool: np.ndarray,
     design: Design,
     *,
     model: ImageModel,
     epochs: int,
     progress: ProgressFn | None = None,
 ) -> ReferenceModels:
-    """One model of the uploaded architecture per row set of ``design``, all trained as one batch; scored on the candidates.
+    """One model of the uploaded architecture per row set of ``design``, all trained as one batch; scored on the
+    candidates and the pool.
 
-    ``images``, ``labels``: every record (members, then population); ``candidates``: the indices scored.
+    ``images``, ``labels``: every record (members, then population); ``candidates``, ``pool``: indices into them.
     """
     from audit_core.fabrication.training import TrainConfig, train_models
 
@@ -193,9 +195,10 @@ def train_image_reference(
     device = next(model.module.parameters()).device
     models = train_models(images, labels, subsets, n_classes=model.n_classes, config=TrainConfig(epochs=epochs),
                           arch=model.architecture, seed=design.seeds[0], device=device, progress=progress)  # fmt: skip
-    per_model = [score_model(probabilities(m, images[rows]), labels[rows], probabilities(m, images[candidates]),
-                             labels[candidates]) for m, rows in zip(models, design.rows, strict=True)]  # fmt: skip
-    return summarise(design, model.architecture, per_model)
+    scored = np.r_[candidates, pool]
+    per_model = [score_model(probabilities(m, images[rows]), labels[rows], probabilities(m, images[scored]),
+                             labels[scored]) for m, rows in zip(models, design.rows, strict=True)]  # fmt: skip
+    return summarise(design, model.architecture, per_model, n_candidates=candidates.size, pool=pool)
 
 
 def duplicated(images: np.ndarray, labels: np.ndarray) -> np.ndarray:

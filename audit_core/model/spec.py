@@ -9,7 +9,7 @@ from audit_core.contract import Audit, Context, Inputs, InputSpec, Outcome, Sett
 from audit_core.model.attacks import ATTACKS, DEFAULT_ATTACKS, VARIANCES
 from audit_core.model.images import ImageSet, read_records
 from audit_core.model.loading import read_model_bytes
-from audit_core.model.reference import FAMILIES
+from audit_core.model.reference import REFERENCE_FAMILIES
 
 __all__ = ["MODEL", "ModelSettings"]
 
@@ -19,17 +19,20 @@ class ModelSettings(Settings):
     target: str | None = knob(None, "Label column", "The class the model predicts, in both tables; every other column "
                               "is a feature, given to the model as it is (numbers as floats, in table order). Required "
                               "for tables; left out for .npz images (their labels are in 'labels').")  # fmt: skip
-    attacks: tuple[str, ...] = knob(DEFAULT_ATTACKS, "Attacks", "LOSS (no reference model), RMIA offline and LiRA "
-                                    "offline (global variance) by default, all on one log-ROC; lira_online trains K more "
-                                    "reference models, each on about half of the candidates.", choices=ATTACKS,
-                                    min_items=1)  # fmt: skip
+    attacks: tuple[str, ...] = knob(DEFAULT_ATTACKS, "Attacks", "LOSS (no reference model), RMIA offline, LiRA "
+                                    "offline (global variance) and a supervised attack (ART's black-box attack: a "
+                                    "classifier trained on known members, cross-fitted) by default, all on one log-ROC; "
+                                    "lira_online trains K more reference models, each on about half of the candidates.",
+                                    choices=ATTACKS, min_items=1)  # fmt: skip
     reference_models: int = knob(4, "Reference models K", "Trained here on population records never scored; RMIA "
                                  "gets most of its gain from the first one. LiRA online trains K more, each on about "
                                  "half of the scored records.", bound=REFERENCE_MODELS)  # fmt: skip
-    reference_family: str = knob("logistic", "Reference family", "Pick the family closest to the audited model "
-                                 "(gbdt for tree ensembles); the fidelity check shows whether it behaves alike. An "
-                                 "image model's reference models are of its own architecture.",
-                                 choices=FAMILIES)  # fmt: skip
+    reference_family: str = knob("auto", "Reference family", "auto: train every family (logistic, mlp, gbdt, "
+                                 "random_forest, extra_trees; a family of the model's own kind with the "
+                                 "hyper-parameters its file carries) and keep the one that behaves most like the model "
+                                 "(train and test accuracy, loss distributions), never the one that attacks best; or "
+                                 "name one. An image model's reference models are of its own architecture.",
+                                 choices=REFERENCE_FAMILIES)  # fmt: skip
     lira_variance: str = knob("auto", "LiRA online variance", "global: one pooled variance for every record; "
                               "per_sample: each record's own IN and OUT spreads (needs K >= 4); auto: global below 64 "
                               "reference models (LiRA paper, Fig. 9).", choices=VARIANCES)  # fmt: skip
@@ -38,8 +41,9 @@ class ModelSettings(Settings):
                                  "fit their training images less than the target does.",
                                  bound=REFERENCE_EPOCHS)  # fmt: skip
     trust_skops_types: tuple[str, ...] = knob((), "Trusted skops types", "Types outside skops' default trusted set "
-                                              "that you trust because you made the file (e.g. sklearn.tree._tree.Tree "
-                                              "for a forest); nothing else is ever loaded.")  # fmt: skip
+                                              "and this audit's vetted list (forests, boosting, MLP and pipeline "
+                                              "internals load without naming them) that you trust because you made "
+                                              "the file; nothing else is ever loaded.")  # fmt: skip
 
 
 def _names(inputs: Inputs) -> tuple[str, str, str]:
@@ -92,6 +96,11 @@ def _summary(outcome: Outcome) -> list[str]:
         t = a.tpr_at_fpr["0.01"]
         lines.append(f"{a.name}: AUC {a.auc:.3f}; TPR at FPR 0.01 {t.tpr:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]"
                      + ("" if t.supported else " (unsupported)") + f"; epsilon >= {a.epsilon.epsilon:.3f}")  # fmt: skip
+    ref = outcome.value.reference
+    if "family" in ref:
+        choice = ref.get("family_choice")
+        lines.append(f"reference family: {ref['family']}" + (f" (auto, fidelity distance "
+                     f"{choice['families'][ref['family']]['distance']:.3f})" if choice else ""))  # fmt: skip
     f = outcome.value.fidelity
     lines.append(f"fidelity {'ok' if f.ok else 'NOT ok'}: train/test accuracy target {f.target['train_accuracy']:.3f}/"
                  f"{f.target['test_accuracy']:.3f}, reference {f.reference['train_accuracy']:.3f}/"
@@ -128,6 +137,7 @@ MODEL = Audit(
     notes=lambda outcome: [f"warning: {w}" for w in outcome.value.warnings],
     records=lambda outcome: outcome.value.records,
     outputs=("json", "html", "pdf", "records"),
+    report_records=True,
     page="views/own_model.py",
     section="Trained models",
 )

@@ -65,7 +65,7 @@ SCORES = Audit(
     question="What do membership scores from another tool show, and what privacy loss do they prove?",
     needs="one table with score (higher = member) and is_member (0/1); optional attack and record_id. CSV or Parquet.",
     method="Log-ROC, TPR at low FPR with intervals, and an empirical epsilon lower bound (threshold chosen on a "
-    "held-out half, Clopper-Pearson bounds on the other).",
+    "seeded, stratified 20 % of each class, Clopper-Pearson bounds on the other 80 %).",
     inputs=(InputSpec("scores", "CSV or Parquet: score (higher = member), is_member (0/1), [attack], [record_id]"),),
     settings=ScoreSettings,
     run=_run,

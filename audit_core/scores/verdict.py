@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from audit_core.common.decision import Decision, Finding, attack_finding, decide
-from audit_core.common.privacy_bound import ASSUMPTION
+from audit_core.common.decision import Decision, Finding, attack_finding, decide, times_chance, tpr_rule
+from audit_core.common.privacy_bound import ASSUMPTION, epsilon_scale
 from audit_core.common.report import InputSummary, Report
 from audit_core.scores.audit import ScoreCheck
 from audit_core.scores.figures import epsilon_table, roc_figure, tpr_table
 
-__all__ = ["LIMITS", "build_report", "decision", "verdict"]
+__all__ = ["LIMITS", "RULES", "build_report", "decision", "verdict"]
 
 
 def _pct(x: float) -> str:
@@ -29,7 +29,7 @@ def verdict(check: ScoreCheck) -> str:
             t = min(supported, key=lambda t: t.target_fpr)
             parts.append(
                 f"Attack '{a.name}' (AUC {a.auc:.3f}) flags {_pct(t.tpr)} of members at FPR {t.target_fpr:g} "
-                f"(95 % interval {_pct(t.ci_low)} to {_pct(t.ci_high)})."
+                f"(95 % interval {_pct(t.ci_low)} to {_pct(t.ci_high)}; {times_chance(t.tpr, t.target_fpr)})."
             )
         else:
             parts.append(
@@ -45,9 +45,9 @@ def verdict(check: ScoreCheck) -> str:
 LIMITS = [
     ASSUMPTION,
     "TPR intervals come from audit_core.common.roc.tpr_at_fpr, the same for every audit in this tool.",
-    "The epsilon lower bound picks its threshold on a seeded, stratified half of each attack's records and is "
-    "computed on the other half with one-sided Clopper-Pearson bounds (2.5 % each): exact, but it uses half the data; "
-    "another seed gives a slightly different bound.",
+    "The epsilon lower bound picks its threshold on a seeded, stratified 20 % of each attack's records and is "
+    "computed on the other 80 % with one-sided Clopper-Pearson bounds (2.5 % each): exact, but it spends a fifth of "
+    "the data on the choice; another seed gives a slightly different bound.",
     "A low bound is no privacy guarantee: it shows what these scores demonstrate, and a stronger attack may "
     "demonstrate more. Only an analysis of the training procedure gives an upper bound.",
     "The scores are taken as given: how they were made (and whether the members were used to tune the attack) "
@@ -73,11 +73,21 @@ def build_report(check: ScoreCheck, *, inputs: Sequence[InputSummary] = ()) -> R
     )
 
 
-def decision(check: ScoreCheck) -> Decision:
-    """The release decision from the given scores: every attack's TPR at 1 % FPR (or the lowest FPR measured).
+RULES: tuple[str, ...] = (
+    tpr_rule(0.01),
+    "Epsilon lower bound: the scores show membership (at least elevated) when an attack demonstrates a privacy loss "
+    "(its 95 % lower bound is above 0).",
+    "Reversed scores (lower = more member-like) that separate the classes are elevated: negate them and check again.",
+)
+"""The cut-offs behind the score check's decision (shown under "Why" and in the report)."""
 
-    The shared rule of :func:`audit_core.common.decision.attack_finding`, for each attack; a
-    demonstrated privacy loss (epsilon lower bound above 0) is at least elevated.
+
+def decision(check: ScoreCheck) -> Decision:
+    """What the scores show: every attack's TPR at 1 % FPR (or the lowest FPR measured), and its epsilon bound.
+
+    The shared rule of :func:`audit_core.common.decision.attack_finding`, for each attack (inconclusive when
+    no FPR near 1 % can be measured); a demonstrated privacy loss (epsilon lower bound above 0) is at least
+    elevated.
     """
     findings = []
     step = "The scored model or table exposes its members: retrain with stronger privacy settings and check again."
@@ -88,8 +98,10 @@ def decision(check: ScoreCheck) -> Decision:
                                     "expose members."))  # fmt: skip
             continue
         points = sorted(a.tpr_at_fpr.values(), key=lambda t: abs(t.target_fpr - 0.01))
-        findings.append(attack_finding(f"attack '{a.name}'", points[0], auc=a.auc, step=step))
+        findings.append(attack_finding(f"attack '{a.name}'", points[0], auc=a.auc, step=step, fallback=points[1:]))
         if a.epsilon.epsilon > 0:
-            findings.append(Finding("elevated", f"Attack '{a.name}' demonstrates a privacy loss: {a.epsilon.sentence()}",
+            findings.append(Finding("elevated", f"Attack '{a.name}' demonstrates a privacy loss of epsilon >= "
+                                    f"{a.epsilon.epsilon:.2f}, {epsilon_scale(a.epsilon.epsilon)}: {a.epsilon.sentence()}",
                                     step))  # fmt: skip
-    return decide(findings, low="the scores separate members from non-members no better than chance.")
+    return decide(findings, low="the scores separate members from non-members no better than chance.", kind="scores",
+                  rules=RULES)  # fmt: skip

@@ -11,10 +11,16 @@ and compares what it measures with what the method claims:
   models; with signal its bias must stay within 0.03 at M >= 16; without signal it must
   read alpha within 0.01 at every M. At M = 8 with signal no accuracy is claimed (the
   extrapolated average is still about 0.14 low there): the row reports the bias as a
-  known limit (``passed`` None, "info").
+  known limit (``passed`` None, "info"). Its 95 % interval at M = 16 (the record bootstrap
+  widened by the extrapolation's error allowance) must cover the truth in >= 93 % of the pools.
 - **Epsilon bound** (:func:`audit_core.common.privacy_bound.epsilon_lower_bound`):
   randomized response (exactly eps-DP) and the Gaussian mechanism (exact eps at delta);
   the 95 % lower bound may exceed the true epsilon in at most 5 % of the runs.
+- **DP one-run bounds** (:func:`audit_core.dp.bounds.audit_bounds`): randomized response at
+  eps = 1 (a bare claim: Steinke et al.'s bound reported) and the Gaussian mechanism at eps = 2,
+  delta 1e-5 (the claim names the mechanism: the f-DP bound against its curve reported), with
+  m = 100 and 1,000 canaries; the reported 95 % bound may exceed the true epsilon in at most
+  5 % of the runs.
 - **Copy test** (:func:`audit_core.synthetic.copies.fisher_greater`): training and
   holdout copy counts with the same rate (no leak); the one-sided test at 5 % may
   alarm in at most 5 % of the tables.
@@ -51,7 +57,7 @@ __all__ = [
     "store",
 ]
 
-VERSION = "1"
+VERSION = "2"
 """The self-check's version: bump it when a check or a target changes."""
 
 ALPHA = 0.05
@@ -185,6 +191,22 @@ def _lira(seed: int, repeats: int, sizes: tuple[int, ...]) -> list[Check]:
     return out
 
 
+def _lira_coverage(seed: int, pools: int, n_records: int) -> list[Check]:
+    """The per-sample average's 95 % interval at M = 16 (record bootstrap widened by the extrapolation's allowance)."""
+    from audit_core.lira.evaluation import evaluate_lira
+
+    hits, widths = 0, []
+    for r in range(pools):
+        scores, keep, truth = lira_pool(n_records, 16, seed + 5000 + r)
+        lo, hi = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=200, seed=r).tpr_ci["per_sample_mean"]
+        hits += lo <= truth <= hi
+        widths.append(hi - lo)
+    coverage = hits / pools
+    return [Check("lira.per_sample_mean.M16.coverage", "the per-sample average's 95 % interval at M = 16 covers the "
+                  "true TPR (its extrapolation's error included)", coverage, ">= 0.93", coverage >= 0.93,
+                  f"{n_records:,} records, {pools} pools, mean width {np.mean(widths):.3f}")]  # fmt: skip
+
+
 def _gaussian_epsilon(mu: float, delta: float) -> float:
     """The exact epsilon at ``delta`` of the Gaussian mechanism with sensitivity / sigma = mu."""
 
@@ -226,6 +248,32 @@ def _epsilon(rng: np.random.Generator, reps: int) -> list[Check]:
     return out
 
 
+def _dp_one_run(rng: np.random.Generator, reps: int, sizes: tuple[int, ...]) -> list[Check]:
+    from audit_core.dp.bounds import audit_bounds
+    from audit_core.dp.tradeoff import gaussian_family
+
+    out = []
+    mu, delta = 0.50188, 1e-5  # the Gaussian mechanism with eps = 2 at delta 1e-5 (_gaussian_epsilon)
+    truth = _gaussian_epsilon(mu, delta)
+    for m in sizes:
+        rr, gauss = [], []
+        for r in range(reps):
+            included = rng.random(m) < 0.5
+            truthful = rng.random(m) < 1 / (1 + math.exp(-1.0))
+            rr.append(audit_bounds(np.where(truthful, included, ~included).astype(float), included, delta=0.0,
+                                   seed=r).epsilon)  # fmt: skip
+            included = rng.random(m) < 0.5
+            gauss.append(audit_bounds(rng.normal(size=m) + mu * included, included, delta=delta,
+                                      mechanism=gaussian_family(delta), seed=r).epsilon)  # fmt: skip
+        for name, bounds, eps, how in (("randomized_response", rr, 1.0, "Steinke et al.'s bound (a bare claim)"),
+                                       ("gaussian", gauss, truth, "the f-DP bound against the Gaussian curve")):  # fmt: skip
+            share = float(np.mean(np.array(bounds) > eps))
+            out.append(Check(f"dp_one_run.{name}.m{m}", f"the reported one-run bound exceeds the true epsilon <= 5 % "
+                             f"of runs ({how})", share, "<= 0.05 above", share <= 0.05,
+                             f"true eps {eps:.2f}, m = {m:,}, {reps} runs, mean bound {np.mean(bounds):.3f}"))  # fmt: skip
+    return out
+
+
 def _copies(rng: np.random.Generator, reps: int) -> list[Check]:
     from audit_core.synthetic.copies import COPY_TEST_ALPHA, fisher_greater
 
@@ -244,7 +292,9 @@ def run_selfcheck(*, quick: bool = False, seed: int = 0) -> SelfCheck:
     checks = [
         *_tpr_interval(rng, 150 if quick else 1500),
         *_lira(seed, 1 if quick else 4, (16, 64) if quick else (8, 16, 64)),
+        *_lira_coverage(seed, 6 if quick else 40, 500 if quick else 1000),
         *_epsilon(rng, 40 if quick else 400),
+        *_dp_one_run(rng, 20 if quick else 100, (100,) if quick else (100, 1000)),
         *_copies(rng, 1000 if quick else 20_000),
     ]
     return SelfCheck(tuple(checks), quick=quick, seed=seed, seconds=time.perf_counter() - start)

@@ -33,8 +33,10 @@ import pandas as pd
 from audit_core.common.alignment import AlignedTables, align_tables
 from audit_core.common.column_types import ColumnTypes, infer_column_types
 from audit_core.common.errors import InputError
+from audit_core.common.limits import Bound
 from audit_core.common.roc import AttackMetrics, evaluate_attack
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
+from audit_core.contract import Settings, knob
 from audit_core.synthetic.agreement import MatchTable, match_table
 from audit_core.synthetic.attack_set import (
     MIN_PER_CLASS,
@@ -62,13 +64,17 @@ from audit_core.synthetic.scoring import AttackScores, density_ratio_score, scor
 __all__ = ["AuditOptions", "audit_synthetic"]
 
 
+_SHARE = Bound("a share", 0.0, 1.0, integer=False, open_low=True, open_high=True)
+
+
 @dataclass(frozen=True)
-class AuditOptions:
+class AuditOptions(Settings):
     """The settings of one membership audit (:func:`audit_synthetic`), with their defaults.
 
     ``prior``, ``bandwidth`` and ``bandwidth_scale`` are the tabular audit's re-score knobs
     (``audit_core.synthetic.spec.TabularSettings``): their knobs check them, and so does
-    nothing here. The others have no knob; they are checked once, when the options are made.
+    nothing here. The others are knobs of these options (one parameter system, the knobs'),
+    checked once per audit by :meth:`~audit_core.contract.Settings.validate` in :func:`audit_synthetic`.
 
     Attributes
     ----------
@@ -97,23 +103,14 @@ class AuditOptions:
     prior: float = 0.5
     bandwidth: str | float = "silverman"
     bandwidth_scale: float = 1.0
-    n_folds: int = 5
-    aux_quantile: float = 0.5
-    aux_share: float = 0.5
+    n_folds: int = knob(5, "Cross-fitting folds", flag="n_folds", bound=Bound("the number of cross-fitting folds", 2, 100))
+    aux_quantile: float = knob(0.5, "Auxiliary distance quantile", flag="aux_quantile", bound=_SHARE)
+    aux_share: float = knob(0.5, "Share of the holdout used as auxiliary data", flag="aux_share",
+                             bound=_SHARE)  # fmt: skip
     balance: bool = True
-    max_per_class: int | None = None
+    max_per_class: int | None = knob(None, "Records per class", flag="max_per_class",
+                                       bound=Bound("max_per_class", MIN_PER_CLASS, 10**9))  # fmt: skip
     density_ratio: bool = True
-
-    def __post_init__(self) -> None:
-        """Refuse the settings no knob checks, each in one sentence."""
-        if int(self.n_folds) != self.n_folds or self.n_folds < 2:
-            raise InputError(f"Cross-fitting needs at least 2 folds; got {self.n_folds!r}.")
-        if not 0.0 < float(self.aux_quantile) < 1.0:
-            raise InputError(f"The auxiliary distance quantile must be strictly between 0 and 1; got {self.aux_quantile!r}.")
-        if not 0.0 < self.aux_share < 1.0:
-            raise InputError(f"The share of the holdout used as auxiliary data must be between 0 and 1; got {self.aux_share!r}.")
-        if self.max_per_class is not None and self.max_per_class < MIN_PER_CLASS:
-            raise InputError(f"max_per_class must be at least {MIN_PER_CLASS}; got {self.max_per_class}.")
 
     def to_json(self, seed: int) -> dict[str, Any]:
         """The settings an audit records (:attr:`SyntheticAudit.settings`), as plain JSON values."""
@@ -166,6 +163,7 @@ def audit_synthetic(
     InputError
         Mismatched or invalid tables, too few rows, a holdout that repeats the training table.
     """
+    options.validate()  # the options no knob of the tabular audit covers, once per audit
     report = as_progress(progress)
     report(0.0, "checking the tables")
     rng = np.random.default_rng(seed)

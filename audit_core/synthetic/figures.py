@@ -9,10 +9,14 @@ reports, so both show the same thing.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from audit_core.common.decision import times_chance
+from audit_core.common.display import readable
 from audit_core.common.figures import (
     ATTACK_COLORS,
     MEMBER,
@@ -35,6 +39,7 @@ __all__ = [
     "comparison_table",
     "disclosure_label",
     "distance_figure",
+    "exposed_display",
     "exposed_table",
     "overlaps_table",
     "p_member_figure",
@@ -80,9 +85,13 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
     edges = np.linspace(0.0, upper, 61)
     fig = go.Figure()
     groups = (("members", member, post.members, MEMBER), ("non-members", ~member, post.non_members, NON_MEMBER))
+    verbatim = audit.verbatim_copies
     for name, mask, dens, color in groups:
         values = d[mask & pos]
         copies = int((mask & ~pos).sum())
+        copied = verbatim["members" if name == "members" else "non_members"]
+        zero = f"{copied:,} copied verbatim" + (f" + {copies - copied:,} equal where both rows have a value"
+                                                if copies > copied else "")  # fmt: skip
         counts, _ = np.histogram(values, bins=edges)
         width = np.diff(edges)
         y = counts / max(values.size, 1) / width
@@ -91,7 +100,7 @@ def distance_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
                 x=(edges[:-1] + edges[1:]) / 2,
                 y=y,
                 width=width,
-                name=f"{name}: histogram (n={values.size}; {copies} more at distance 0)",
+                name=f"{name}: histogram of {values.size:,}; at distance 0: {zero}",
                 marker_color=color,
                 opacity=0.35,
             )
@@ -166,7 +175,8 @@ def overlaps_table(audit: SyntheticAudit) -> pd.DataFrame:
     rows = []
     for key, o in audit.overlaps.items():
         what = "duplicated within the training table" if key == "train_in_train" else f"also in the {names[o.other]} table"
-        rows.append({"rows of": names[o.table], "that are": what, "rows": o.rows, "of": o.of, "share": round(o.share, 4)})
+        rows.append({"rows of": names[o.table], "that are": what, "rows": o.rows, "of": o.of,
+                     "share": f"{100 * o.share:.1f} %"})  # fmt: skip
     return pd.DataFrame(rows, columns=["rows of", "that are", "rows", "of", "share"])
 
 
@@ -179,41 +189,62 @@ def exposed_table(audit: SyntheticAudit, *, k: int = 20, by: str = "p_member_tru
     return out
 
 
+_INTERNAL = ("is_member", "p_member_true_supported", "p_member_realistic_supported")
+
+
+def exposed_display(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`exposed_table` (or ``explanations.exposed_records``) for readers: the words of the glossary, no flags
+    (the note says where a probability does not rest on data)."""
+    return readable(table.drop(columns=[c for c in _INTERNAL if c in table.columns]))
+
+
 _COMPARISON_ATTACK_LABELS = {"true_distribution": "true-distribution KDE", "realistic": "realistic KDE"}
 
 
 def comparison_table(comparison: GeneratorComparison) -> pd.DataFrame:
-    """The paper's table for display: one row per generator, rounded, with intervals as text.
+    """The paper's table for readers: one row per generator, the privacy half first and the utility beside it.
 
-    Columns: generator, AUC (true / realistic), TPR at 0.1 % and 1 % FPR of the
-    true-distribution attack with their 95 % intervals (:func:`audit_core.common.roc.tpr_at_fpr`; an
-    unsupported FPR is flagged), F1 of the two KDE attacks and of Method 1,
-    utility, fit time and the generator's error when it failed.
+    Columns: generator, AUC (true / realistic; numbers), TPR at 1 % FPR of the true-distribution
+    attack with its 95 % interval as percent (:func:`audit_core.common.roc.tpr_at_fpr`), its magnitude
+    ("11 times chance"), TPR at 0.1 % FPR only where some generator's split can measure it, utility,
+    F1 of the two KDE attacks and of Method 1, fit time and the generator's error when it failed.
+    An FPR the split cannot measure says so with its number of non-members (never "None").
     """
-    raw = comparison.table()
+    measurable = {key: any(run.ok and run.audit is not None and run.audit.attacks["true_distribution"].tpr_at_fpr[key].supported
+                           for run in comparison.runs) for key in ("0.001", "0.01")}  # fmt: skip
+    method1 = comparison.table().set_index("generator")["f1_method1"] if comparison.completed() else None
     rows = []
-    for _, r in raw.iterrows():
-        row = {"Generator": r["label"]}
-        if r["error"]:
-            row["Error"] = r["error"]
+    for run in comparison.runs:
+        row: dict[str, Any] = {"Generator": run.label}
+        if not run.ok or run.audit is None:
+            row["Error"] = run.error or ""
         else:
-            row["AUC (true)"] = round(float(r["auc_true"]), 3)
-            row["AUC (realistic)"] = round(float(r["auc_realistic"]), 3)
-            for tag in ("0.1%", "1%"):
-                flag = "" if r[f"tpr@{tag}_supported"] else " (unsupported)"
-                row[f"TPR@{tag} FPR"] = f"{r[f'tpr@{tag}']:.3f} {r[f'tpr@{tag}_ci']}{flag}"
-            row["F1 KDE (true)"] = round(float(r["f1_true"]), 3)
-            row["F1 KDE (realistic)"] = round(float(r["f1_realistic"]), 3)
-            row["F1 Method 1"] = round(float(r["f1_method1"]), 3)
-            row["Utility"] = round(float(r["utility"]), 3)
+            true, real = run.audit.attacks["true_distribution"], run.audit.attacks["realistic"]
+            row["AUC (true)"] = round(float(true.auc), 3)
+            row["AUC (realistic)"] = round(float(real.auc), 3)
+            for key, label in (("0.01", "1 %"), ("0.001", "0.1 %")):
+                if key == "0.001" and not measurable[key]:
+                    continue
+                t = true.tpr_at_fpr[key]
+                row[f"TPR at {label} FPR [95 % interval]"] = (
+                    f"{100 * t.tpr:.1f} % [{100 * t.ci_low:.1f}–{100 * t.ci_high:.1f} %]" if t.supported
+                    else f"not measurable ({t.n_neg:,} non-members; needs {round(10 / t.target_fpr):,})")  # fmt: skip
+                if key == "0.01":
+                    row["magnitude"] = times_chance(t.tpr, t.target_fpr) if t.supported else "–"
+            row["Utility"] = round(float(run.utility.overall), 3) if run.utility is not None else "–"
+            row["F1 KDE (true)"] = round(float(true.f1), 3)
+            row["F1 KDE (realistic)"] = round(float(real.f1), 3)
+            row["F1 Method 1"] = round(float(method1.loc[run.name]), 3) if method1 is not None else "–"
             row["Error"] = ""
-        row["Fit (s)"] = round(float(r["fit_s"]), 1)
+        row["Fit (s)"] = round(float(run.fit_seconds), 1)
         rows.append(row)
-    columns = [
-        "Generator", "AUC (true)", "AUC (realistic)", "TPR@0.1% FPR", "TPR@1% FPR", "F1 KDE (true)",
-        "F1 KDE (realistic)", "F1 Method 1", "Utility", "Fit (s)", "Error",
-    ]
-    return pd.DataFrame(rows).reindex(columns=columns)
+    columns = ["Generator", "AUC (true)", "AUC (realistic)", "TPR at 1 % FPR [95 % interval]", "magnitude",
+               *(["TPR at 0.1 % FPR [95 % interval]"] if measurable["0.001"] else []), "Utility", "F1 KDE (true)",
+               "F1 KDE (realistic)", "F1 Method 1", "Fit (s)", "Error"]  # fmt: skip
+    frame = pd.DataFrame(rows).reindex(columns=columns)
+    if not frame["Error"].astype(bool).any():
+        frame = frame.drop(columns=["Error"])
+    return frame
 
 
 def comparison_roc_figure(comparison: GeneratorComparison, *, attack: str = "true_distribution") -> go.Figure:

@@ -184,6 +184,23 @@ class SyntheticAudit:
         member = self.records["is_member"].to_numpy(dtype=bool)
         return {"members": int((zero & member).sum()), "non_members": int((zero & ~member).sum())}
 
+    @property
+    def verbatim_copies(self) -> dict[str, int]:
+        """Attack-set members / non-members whose record appears verbatim in the synthetic table.
+
+        Verbatim is the copy tests' rule (every compared column equal, missing equal to missing:
+        ``copies.row_keys``), so these are the headline's copies among the attack set: a subset of
+        :attr:`exact_copies` (distance 0 also when the two rows differ only where one is missing).
+        """
+        from audit_core.synthetic.copies import row_keys
+
+        synthetic = row_keys(self.frames["synthetic"], self.types)
+        out = {}
+        for key, source in (("members", "train"), ("non_members", "holdout")):
+            rows = self.records.loc[self.records["source"] == source, "row"].to_numpy()
+            out[key] = int(np.isin(row_keys(self.frames[source].iloc[rows], self.types), synthetic).sum())
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """The summary with docs/contract.md's keys (``n_members``, ``attacks.true_distribution``...)."""
         true_json = self.attacks["true_distribution"].to_json()
@@ -226,10 +243,12 @@ class SyntheticAudit:
                 "distance_threshold_realistic": self.distance_threshold_realistic.to_json(),
                 **extra,
             },
-            "exact_copies": {**self.exact_copies, **self.copy_test.to_json(),
+            "exact_copies": {**self.exact_copies, **{f"{k}_verbatim": v for k, v in self.verbatim_copies.items()},
+                             **self.copy_test.to_json(),
                              "counted_over": "members / non_members: attack-set records at Gower distance 0 (equal on every "
-                             "column both rows fill in); train_copies / holdout_copies: rows of the whole training and "
-                             "holdout tables equal on every column, missing equal to missing"},
+                             "column both rows fill in); members_verbatim / non_members_verbatim: of them, those equal "
+                             "on every column, missing equal to missing; train_copies / holdout_copies: rows of the "
+                             "whole training and holdout tables equal on every column, missing equal to missing"},
             "overlaps": {k: v.to_json() for k, v in self.overlaps.items()},
             "near_copies": self.near_copies.to_json(),
             "verbatim": self.verbatim.to_json(),

@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the computation is imported when a stage runs, not when the
 __all__ = [
     "COMPARE",
     "GENERATE",
+    "GENERATOR_INFO",  # the generators' labels and parameters, for the comparison page
     "TABULAR",
     "CompareSettings",
     "GenerateSettings",
@@ -183,9 +184,11 @@ def _roles(columns: list[str], s: TabularSettings) -> DisclosureRoles | None:
 
 def _check(inputs: Inputs, s: TabularSettings) -> None:
     """The column types, the group column and the attacker's roles fit the training table (before the long audit)."""
+    from audit_core.common.alignment import check_shared_columns
     from audit_core.common.errors import columns_sentence
 
     types = _types(inputs, s)
+    check_shared_columns({role: inputs[role] for role in _ROLES if inputs.get(role) is not None}, types=types)
     if s.groups is not None and s.groups not in types.columns:
         raise InputError(f"--groups: '{s.groups}' is not a compared column of the training table; "
                          + columns_sentence(types.columns, s.groups))

@@ -23,7 +23,16 @@ from typing import Any
 
 import pandas as pd
 
-from audit_core.common.decision import LEVELS, Decision, Finding, attack_finding, decide
+from audit_core.common.decision import (
+    ELEVATED_AUC,
+    LEVELS,
+    Decision,
+    Finding,
+    attack_finding,
+    decide,
+    times_chance,
+    tpr_rule,
+)
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
 from audit_core.synthetic.comparison import GeneratorComparison
@@ -45,6 +54,7 @@ from audit_core.synthetic.figures import (
 from audit_core.synthetic.result import SyntheticAudit
 
 __all__ = [
+    "RULES",
     "build_comparison_report",
     "build_report",
     "comparison_decision",
@@ -109,10 +119,11 @@ def _copy_findings(audit: SyntheticAudit) -> list[Finding]:
     folded = (" (counted with the categories' case and spaces folded: the synthetic table writes them differently)"
               if test.folding_matters else "")  # fmt: skip
     if test.excess:
-        out.append(Finding("high", f"{test.train_copies:,} of the {test.n_train:,} training rows appear verbatim in the "
-                           f"synthetic table{folded}, against {test.holdout_copies:,} of the {test.n_holdout:,} holdout "
-                           f"rows: more copies than chance explains (one-sided Fisher exact test, {_p(test.p_value)}); each "
-                           "copied row discloses a training record outright.", _NEXT_STEPS["copies"]))  # fmt: skip
+        out.append(Finding("high", f"{test.train_copies:,} of the {test.n_train:,} training rows ({_pct(test.train_rate)}) "
+                           f"appear verbatim in the synthetic table{folded}, against {test.holdout_copies:,} of the "
+                           f"{test.n_holdout:,} holdout rows ({_pct(test.holdout_rate)}, the chance rate): more copies than "
+                           f"chance explains (one-sided Fisher exact test, {_p(test.p_value)}); each copied row discloses a "
+                           "training record outright.", _NEXT_STEPS["copies"]))  # fmt: skip
     elif v.rare_train_copied:
         many = v.train_copied > 1
         out.append(Finding("elevated", f"{v.train_copied:,} training record{'s are' if many else ' is'} copied verbatim "
@@ -182,16 +193,18 @@ def _coding_findings(audit: SyntheticAudit) -> list[Finding]:
 def _attack_findings(audit: SyntheticAudit) -> list[Finding]:
     """Every attack's TPR at 1 % FPR (the strongest quoted) and AUC, by the shared rule (common.decision)."""
     name = _strongest_attack(audit)
+    points = audit.attacks[name].tpr_at_fpr
     aucs = {ATTACK_LABELS[k]: audit.attacks[k].auc for k in _verdict_attacks(audit)}
     aucs |= {f"Method 1 ({t.rule})": (1 + t.metrics.tpr - t.metrics.fpr) / 2
              for t in (audit.distance_threshold, audit.distance_threshold_realistic)}  # fmt: skip
     top = max(aucs, key=lambda k: aucs[k])
-    strongest = attack_finding(f"the strongest attack ({ATTACK_LABELS[name]})", audit.attacks[name].tpr_at_fpr[_LOW_FPR],
-                               step=_NEXT_STEPS["attack"], members="training records")  # fmt: skip
+    strongest = attack_finding(f"the strongest attack ({ATTACK_LABELS[name]})", points[_LOW_FPR],
+                               step=_NEXT_STEPS["attack"], members="training records",
+                               fallback=[p for k, p in points.items() if k != _LOW_FPR])  # fmt: skip
     out = [strongest]
-    if strongest.level == "low" and audit.attacks[name].tpr_at_fpr[_LOW_FPR].supported and aucs[top] > 0.6:
-        out.append(Finding("elevated", f"Some membership signal: {top} reaches AUC {aucs[top]:.3f} (above 0.6).",
-                           _NEXT_STEPS["attack"]))  # fmt: skip
+    if strongest.level in ("low", "inconclusive") and aucs[top] > ELEVATED_AUC:
+        out.append(Finding("elevated", f"Some membership signal: {top} reaches AUC {aucs[top]:.3f} (above "
+                           f"{ELEVATED_AUC:g}; chance is 0.5).", _NEXT_STEPS["attack"]))  # fmt: skip
     return out
 
 
@@ -201,6 +214,21 @@ def _disclosure_findings(disclosure: DisclosureAudit | None) -> list[Finding]:
     hits = [(key, r) for key, r in disclosure.results() if r.status == "disclosed"]
     return [Finding("high", f"{disclosure_label(key)}: risk {r.risk:.3f} (95 % interval {r.ci_low:.3f} to "
                     f"{r.ci_high:.3f}) above zero: {r.reading}", _NEXT_STEPS["disclosure"]) for key, r in hits]  # fmt: skip
+
+
+RULES: tuple[str, ...] = (
+    "Verbatim copies: high when training rows appear verbatim in the synthetic table more often than holdout rows "
+    "(one-sided Fisher exact test, p < 0.05); elevated when any copied training record has values no holdout or "
+    "auxiliary record shares.",
+    "Real records that are not training records: high when they make up 1 % of the synthetic rows or more, beyond "
+    "the population's own duplicates (p < 0.001); elevated when they occur more often than two real records "
+    "coincide (p < 0.05).",
+    "Near-copies: high when members sit within the auxiliary data's 1 % distance of a synthetic record more often "
+    "than non-members (Fisher, p < 0.01) or the record-linkage scan finds them at 1 %; elevated at 5 %.",
+    tpr_rule(0.01),
+    "Disclosure attacks (when run): high when a risk's 95 % interval lies above zero.",
+)
+"""The cut-offs behind the synthetic-table decision (shown under "Why" and in the report)."""
 
 
 def decision(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -> Decision:
@@ -213,20 +241,20 @@ def decision(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -
     - **elevated**: any training record copied verbatim that no non-member shares; any real
       non-training record beyond the natural duplicate rate; the linkage scan at 5 %; a lower
       interval end above 2 x the FPR, or any attack's AUC above 0.6.
+    - **inconclusive**: none of the above, and too few non-members to measure a TPR at 1 % FPR
+      (fewer than 1,000) while no measurable FPR shows signal either.
     - **low** otherwise: no measurable risk at this sample size (evidence, not proof).
     """
     findings = [*_copy_findings(audit), *_near_findings(audit), *_coding_findings(audit), *_attack_findings(audit),
                 *_disclosure_findings(disclosure)]  # fmt: skip
-    if not audit.attacks[_strongest_attack(audit)].tpr_at_fpr[_LOW_FPR].supported:
-        return decide(findings, low=f"the sample is too small to conclude ({audit.n_non_members:,} non-members; a TPR at "
-                      "1 % FPR needs 1,000): no copies of real records or near-copies were found, but absence of "
-                      "evidence here is not evidence of safety.")  # fmt: skip
+    if not any(f.level in ("high", "elevated") for f in findings) and not audit.verbatim.train_copied:
+        findings.append(Finding("low", "No copies of real records and no near-copies were found."))
     return decide(findings, low="no copies of real records, no near-copies and no attack "
-                  "beyond chance; passing this audit does not prove anonymity.")  # fmt: skip
+                  "beyond chance; passing this audit does not prove anonymity.", rules=RULES)  # fmt: skip
 
 
 def risk_level(audit: SyntheticAudit) -> str:
-    """``"high"``, ``"elevated"`` or ``"low"``: the level of :func:`decision` (membership findings only)."""
+    """``"high"``, ``"elevated"``, ``"inconclusive"`` or ``"low"``: the level of :func:`decision` (membership findings only)."""
     return decision(audit).level
 
 
@@ -238,10 +266,13 @@ def verdict(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) ->
     if audit.holdout_flag:
         parts.append(audit.holdout_flag)
     true = audit.attacks["true_distribution"]
+    real = audit.attacks["realistic"].tpr_at_fpr[_LOW_FPR]
+    measured = "" if real.supported else f", not measurable with {real.n_neg:,} non-members"
     parts.append(
-        f"A realistic attacker with only auxiliary data flags {_pct(audit.attacks['realistic'].tpr_at_fpr[_LOW_FPR].tpr)} "
-        f"at 1 % FPR. Averages say little here: accuracy at P >= 0.5 is {_pct(true.accuracy)} and AUC {true.auc:.3f}; "
-        "the log-ROC and the most exposed records show whether a few individuals stand out."
+        f"A realistic attacker with only auxiliary data flags {_pct(real.tpr)} of the training records at 1 % FPR "
+        f"({times_chance(real.tpr, 0.01)}{measured}). Averages say little here: accuracy at P >= 0.5 is "
+        f"{_pct(true.accuracy)} and AUC {true.auc:.3f} (chance 0.5); the log-ROC and the most exposed records show "
+        "whether a few individuals stand out."
     )
     return " ".join(parts)
 
@@ -288,7 +319,10 @@ def build_report(
         ("P(member | d), true-distribution attack", p_member_figure(audit, attack="true_distribution")),
         ("P(member | d), realistic attack", p_member_figure(audit, attack="realistic")),
     ]
-    tables = [(f"The {top_k} most exposed training records", exposed_records(audit, k=top_k, members_only=True))]
+    top = exposed_records(audit, k=top_k, members_only=True)
+    top = top.drop(columns=[c for c in ("is_member", "p_member_true_supported", "p_member_realistic_supported")
+                            if c in top.columns])  # fmt: skip  (members only; the note says where P rests on no data)
+    tables = [(f"The {top_k} most exposed training records (row ids and what makes them exposed; no values)", top)]
     if audit.overlaps:
         tables.append(("Rows repeated verbatim between the tables", overlaps_table(audit)))
     settings = dict(audit.settings)
@@ -330,14 +364,37 @@ def _beats_chance(audit: SyntheticAudit) -> bool:
     return any(audit.attacks[k].tpr_at_fpr[_LOW_FPR].ci_low > float(_LOW_FPR) for k in _verdict_attacks(audit))
 
 
+_REFERENCES = {"bootstrap": "the leaky reference", "population": "the chance reference"}
+
+
+def _reference_sentence(run: Any, audit: SyntheticAudit) -> str:
+    """How a reference row scores, said as a reference (it is a yardstick, not a candidate for release)."""
+    t = audit.attacks["true_distribution"]
+    p = t.tpr_at_fpr[_LOW_FPR]
+    tpr = (f"TPR {_pct(p.tpr)} at 1 % FPR ({times_chance(p.tpr, 0.01)})" if p.supported
+           else f"TPR {_pct(p.tpr)} at 1 % FPR (not measurable with {p.n_neg:,} non-members)")  # fmt: skip
+    what = ("resampled training rows, not a generator: it shows what a copying generator looks like"
+            if run.name == "bootstrap" else "unseen real rows, not a generator: it shows what chance looks like")  # fmt: skip
+    return f"{run.label} is {_REFERENCES[run.name]} ({what}): AUC {t.auc:.3f}, {tpr}."
+
+
 def comparison_decision(comparison: GeneratorComparison) -> Decision:
-    """The worst generator's release decision (the two references are yardsticks, not candidates)."""
-    findings = []
+    """The worst generator's release decision; the two references are yardsticks, named as such in the reasons."""
+    findings, references = [], []
     for run, audit in comparison.completed():
-        if run.name not in {"bootstrap", "population"}:
-            d = decision(audit)
-            findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
-    return decide(findings, low="no generator's table shows copies, near-copies or an attack beyond chance.")
+        if run.name in _REFERENCES:
+            references.append(Finding("low", "Reference, not a candidate: " + _reference_sentence(run, audit)))
+            continue
+        d = decision(audit)
+        findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
+    candidates = [r.label for r, _ in comparison.completed() if r.name not in _REFERENCES]
+    leaky = next((a for r, a in comparison.completed() if r.name == "bootstrap"), None)
+    power = (f" The leaky reference (bootstrap: resampled training rows, not a candidate) reaches AUC "
+             f"{leaky.attacks['true_distribution'].auc:.3f} on the same split, so this audit does see a generator "
+             "that copies." if leaky is not None else "")  # fmt: skip
+    low = (f"no candidate generator's table ({', '.join(candidates)}) shows copies, near-copies or an attack beyond "
+           f"chance.{power}" if candidates else "no candidate generator was compared (only the reference rows).")  # fmt: skip
+    return decide([*findings, *references], low=low, rules=RULES)
 
 
 def comparison_verdict(comparison: GeneratorComparison) -> str:
@@ -444,10 +501,11 @@ def _membership_row(audit: SyntheticAudit | None) -> dict[str, Any] | None:
     f = min(float(point.achieved_fpr), 0.999)
     excess = lambda t: (float(t) - f) / (1 - f)  # noqa: E731
     level = risk_level(audit)
-    status = {"high": "disclosed", "elevated": "no evidence", "low": "no evidence"}[level]
+    status = {"high": "disclosed", "elevated": "no evidence", "inconclusive": "not measurable", "low": "no evidence"}[level]
     reading = {
         "high": "Training records are told apart from strangers (or copied verbatim).",
         "elevated": "Some signal of membership; read the membership sections below.",
+        "inconclusive": "Too few non-members to measure a TPR at 1 % FPR; audit with a larger holdout.",
         "low": "No attack tells training records from strangers beyond chance.",
     }[level]
     return {

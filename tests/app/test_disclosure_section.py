@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import spy
@@ -19,6 +20,7 @@ def _disclosure_button(at: AppTest):
     return button
 
 
+@pytest.mark.slow
 def test_roles_run_once_and_rerun_only_when_changed(monkeypatch) -> None:
     audits = spy(monkeypatch, "audit_core.synthetic.audit", "audit_synthetic")
     attacks = spy(monkeypatch, "audit_core.synthetic.disclosure.audit", "audit_disclosure")

@@ -2,11 +2,13 @@
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_validation_says_not_run_then_runs_the_quick_selfcheck_on_click(tmp_path, monkeypatch):
     monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()

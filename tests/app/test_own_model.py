@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit_core.common.report import to_json_text
@@ -15,9 +16,10 @@ from ui import state
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "views" / "own_model.py")
-SAMPLE = ROOT / "sample_data" / "german_credit"
+SAMPLE = ROOT / "sample_data" / "adult"  # the default sample: 1,000 non-members measure a 1 % FPR
 
 
+@pytest.mark.slow
 def test_page_runs_on_the_sample_and_matches_the_backend(tmp_path, monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=180)
     at.session_state[state.OwnModel.AUTORUN] = True
@@ -26,13 +28,14 @@ def test_page_runs_on_the_sample_and_matches_the_backend(tmp_path, monkeypatch):
     assert not at.error
     page = json.loads(page_json(at, "own_model.downloads"))
     direct = audit_model((SAMPLE / "model_mlp.skops").read_bytes(), read_table(SAMPLE / "train.csv", name="train.csv"),
-                         read_table(SAMPLE / "holdout.csv", name="holdout.csv"), target="credit", n_reference=4,
-                         family="mlp", seed=0, names=("model_mlp.skops", "train.csv", "holdout.csv"))  # fmt: skip
+                         read_table(SAMPLE / "holdout.csv", name="holdout.csv"), target="income_per_year", n_reference=4,
+                         seed=0, names=("model_mlp.skops", "train.csv", "holdout.csv"))  # fmt: skip
     assert {k: v for k, v in page.items() if k != "verdict"} == json.loads(to_json_text(direct.to_json()))
-    assert page["verdict"]["level"] != "low"  # the sample MLP is overfit (train accuracy 1.0)
+    assert page["verdict"]["level"] not in ("low", "inconclusive")  # the sample MLP is overfit (train accuracy 0.97)
+    assert all(a.tpr_at_fpr["0.01"].supported for a in direct.attacks.values())  # the headline metric is measurable
     assert [m.value for m in at.metric if m.label == "AUC"] == [f"{a.auc:.3f}" for a in direct.attacks.values()]
     command = at.session_state["own_model.downloads.command"]
-    assert "python -m audit_core model --model sample_data/german_credit/model_mlp.skops" in command
+    assert "python -m audit_core model --model sample_data/adult/model_mlp.skops" in command
     assert run_command(command, tmp_path / "cli.json", monkeypatch) == page_json(at, "own_model.downloads")
 
 
@@ -46,6 +49,7 @@ def test_a_pickle_upload_is_one_sentence(tmp_path):
     assert state.OwnModel.RESULT not in at.session_state
 
 
+@pytest.mark.slow
 def test_page_audits_an_image_model_with_lira_online(tmp_path):
     from tests.model_files import image_case
 

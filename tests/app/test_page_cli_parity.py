@@ -17,8 +17,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from audit_core.common.decision import KINDS
 from tests.conftest import cli_json, click, command_argv, json_leaves, page_json, run_command
 from ui import state
+
+DECISION_BOXES = tuple(f"**{title}:" for title in KINDS.values())  # a decision box (any kind), not a failure
 
 ROOT = Path(__file__).resolve().parents[2]
 VIEWS = ROOT / "views"
@@ -28,10 +31,10 @@ SEED = 7
 
 def _assert_same_decision(at: AppTest, cli: dict, stdout: str) -> None:
     """The page's decision box says the CLI's release decision, and its expander the verdict sentence, word for word."""
-    boxes = [e.value for e in (*at.error, *at.warning, *at.success) if e.value.startswith("**Release decision")]
+    boxes = [e.value for e in (*at.error, *at.warning, *at.info, *at.success) if e.value.startswith(DECISION_BOXES)]
     assert len(boxes) == 1
     assert cli["verdict"]["headline"] in boxes[0]
-    assert boxes[0].startswith(f"**Release decision: {cli['verdict']['level'].upper()}.**")
+    assert boxes[0].startswith(f"**{KINDS[cli['verdict']['kind']]}: {cli['verdict']['answer']}.**")
     lines = stdout.strip().splitlines()
     assert lines[-1] == f"release decision: {cli['verdict']['level']}"
     assert lines[-2] in [m.value for m in at.markdown]  # the verdict sentence, word for word
@@ -50,10 +53,11 @@ def lira_page() -> AppTest:
     seed_input.set_value(SEED)
     click(at, "Train")
     assert not at.exception
-    assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
+    assert not [e.value for e in at.error if not e.value.startswith(DECISION_BOXES)]  # a high decision: red, no failure
     return at
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fpr", [0.05, 0.1])
 def test_lira_page_equals_its_command(lira_page: AppTest, fpr: float, tmp_path: Path, monkeypatch, capsys) -> None:
     at = lira_page
@@ -71,10 +75,11 @@ def test_lira_page_equals_its_command(lira_page: AppTest, fpr: float, tmp_path: 
     for key, label in labels.items():
         assert cards[label] == f"{100 * cli['tpr'][key]:.1f} %"
         lo, hi = cli["tpr_ci"][key]
-        assert any(c.value.startswith(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} %") for c in at.caption)
+        assert any(f"95 % CI {100 * lo:.1f}–{100 * hi:.1f} %" in c.value for c in at.caption)
     _assert_same_decision(at, cli, stdout)
 
 
+@pytest.mark.slow
 def test_lira_cli_json_is_byte_identical_across_runs(tmp_path: Path) -> None:
     """Same seed, same bytes: the wall-clock training time is not in the JSON."""
     import subprocess
@@ -96,6 +101,7 @@ def test_lira_cli_json_is_byte_identical_across_runs(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- synthetic-data risk
 
 
+@pytest.mark.slow
 def test_synthetic_page_equals_its_command(tmp_path: Path, monkeypatch, capsys) -> None:
     at = AppTest.from_file(str(VIEWS / "synthetic_risk.py"), default_timeout=300)
     at.session_state[state.Synthetic.SOURCE] = "German credit – leaky synthetic"
@@ -132,7 +138,7 @@ def test_score_check_page_equals_its_command(tmp_path: Path, monkeypatch) -> Non
     at.multiselect[0].set_value([0.01, 0.05])
     click(at, "Check the scores")
     assert not at.exception
-    assert not [e.value for e in at.error if not e.value.startswith("**Release decision")]  # a high decision: red, no failure
+    assert not [e.value for e in at.error if not e.value.startswith(DECISION_BOXES)]  # a high decision: red, no failure
     command = at.session_state["score_check.downloads.command"]
     assert "--seed 11" in command
     assert "--fpr 0.01,0.05" in command

@@ -38,6 +38,7 @@ def leaky() -> AppTest:
     return _run(LEAKY)
 
 
+@pytest.mark.slow
 def test_leaky_sample_is_flagged_unsafe_with_all_views(leaky: AppTest) -> None:
     assert any("UNSAFE" in e.value for e in leaky.error)
     labels = [m.label for m in leaky.metric]
@@ -51,6 +52,7 @@ def test_leaky_sample_is_flagged_unsafe_with_all_views(leaky: AppTest) -> None:
     assert _json(leaky)["exact_copies"]["members"] > 100
 
 
+@pytest.mark.slow
 def test_sliders_rescore_without_recomputing_distances(leaky: AppTest, monkeypatch) -> None:
     audits = spy(monkeypatch, "audit_core.synthetic.audit", "audit_synthetic")
     auc_before = [m.value for m in leaky.metric if m.label == "AUC"]
@@ -64,6 +66,7 @@ def test_sliders_rescore_without_recomputing_distances(leaky: AppTest, monkeypat
     assert any("Precision" in m.label for m in leaky.metric)
 
 
+@pytest.mark.slow
 def test_gaussian_copula_sample_is_not_unsafe() -> None:
     at = _run(COPULA)
     assert not any("UNSAFE" in e.value for e in at.error)

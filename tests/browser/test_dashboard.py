@@ -11,6 +11,7 @@ locally and fail in CI.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from audit_core.common.decision import KINDS
 from audit_core.common.report import CHROMIUM_FLAGS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,10 +165,37 @@ def test_sample_run_draws_charts(server, browser, audit):
     _wait_idle(page, 30)
     page.get_by_role("button", name="Run on the sample").nth(index).click()
     _wait_result(page, SAMPLE_RUN_SECONDS[audit])
-    assert page.get_by_text("Release decision:").count() >= 1, f"{audit}: no release decision"
+    first = page.evaluate(_FIRST_AFTER_RESULT)
+    assert first is not None, f"{audit}: no 'Result' heading"
+    assert first["testid"] == "stAlert", f"{audit}: the result begins with {first}, not the decision box"
+    assert re.search(rf"({'|'.join(KINDS.values())}): ", first["text"][:80]), f"{audit}: {first['text'][:200]}"
     assert page.locator(".js-plotly-plot").count() >= 1, f"{audit}: no chart drawn"
+    if audit == "tabular":
+        _assert_one_count_per_finding(page)
     _assert_healthy(page, REGISTRY[audit].page.removeprefix("views/").removesuffix(".py"))
     page.close()
+
+
+_FIRST_AFTER_RESULT = """() => {
+  const sel = '[data-testid="stHeading"], [data-testid="stAlert"], [data-testid="stMetric"], [data-testid="stDataFrame"], '
+            + '[data-testid="stExpander"], [data-testid="stCaptionContainer"], .js-plotly-plot';
+  const els = [...document.querySelectorAll(sel)];
+  const i = els.findIndex(e => e.matches('[data-testid="stHeading"]') && e.innerText.trim().startsWith('Result'));
+  if (i < 0 || i + 1 >= els.length) return null;
+  return {testid: els[i + 1].getAttribute('data-testid'), text: els[i + 1].innerText.trim()};
+}"""
+"""The first element after the result's heading: its kind and text (the decision box must come before any card)."""
+
+
+def _assert_one_count_per_finding(page) -> None:
+    """The copies the decision names are the card's count and the distance chart's, under the same name."""
+    box = page.locator('[data-testid="stAlert"]').first.inner_text()
+    found = re.search(r"([\d,]+) of the [\d,]+ training rows \([\d.]+ %\) appear verbatim", box)
+    assert found, box[:300]
+    n = found.group(1)
+    card = page.locator('[data-testid="stMetric"]').filter(has_text="training rows copied verbatim").first
+    assert card.locator('[data-testid="stMetricValue"]').inner_text().strip() == n
+    assert page.locator(".js-plotly-plot").filter(has_text=f"{n} copied verbatim").count() == 1  # the distance chart
 
 
 def _choose_upload_mode(page, server: str) -> None:

@@ -190,8 +190,35 @@ def test_the_setup_stage_is_kept_in_the_cache_and_re_scoring_equals_a_fresh_run(
     assert stage_key(audit, Inputs({}), _Knobs(factor=3.0), 0, "run") == stage_key(audit, Inputs({}), _Knobs(), 0, "run")
 
 
-PAGE_IMPORTS = re.compile(r"^audit_core\.(registry|contract|common\.(errors|glossary|outputs)|\w+\.(figures|choices))$")
-"""What a page may import from audit_core: the registry, the contract, figures and choice lists (ARCHITECTURE.md)."""
+PAGE_IMPORTS = re.compile(r"^audit_core\.(registry|contract|common\.(errors|glossary|outputs)|\w+\.(spec|figures|verdict))$")
+"""What a page may import from audit_core: the registry, the contract, an audit's spec (its typed entry, settings
+and choice lists), figures and verdicts (ARCHITECTURE.md)."""
+
+AUDIT_PACKAGES = ("synthetic", "lira", "fabrication", "scores", "model", "dp", "selfcheck")
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ``audit_core...`` module ``path`` imports (at the top or inside a function)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return {m for m in found if m.startswith("audit_core")}
+
+
+def test_the_layers_shared_code_knows_no_audit_and_ui_reaches_only_specs_figures_and_verdicts():
+    """Drawing the layers: common/ and the contract import no audit package; ui/ and views/ reach an audit only
+    through its spec, figures and verdict (choice lists come through the spec; the self-check through the registry)."""
+    root = Path(__file__).resolve().parents[2]
+    audit = re.compile(rf"^audit_core\.({'|'.join(AUDIT_PACKAGES)})(\.|$)")
+    for path in [*(root / "audit_core" / "common").rglob("*.py"), root / "audit_core" / "contract.py"]:
+        bad = sorted(m for m in _imports(path) if audit.match(m))
+        assert not bad, f"{path.relative_to(root)} imports {bad}"
+    for path in [*(root / "ui").glob("*.py"), *(root / "views").glob("*.py"), root / "app.py"]:
+        bad = sorted(m for m in _imports(path) if audit.match(m) and not m.endswith((".spec", ".figures", ".verdict")))
+        assert not bad, f"{path.relative_to(root)} imports {bad}"
 
 
 def test_pages_import_the_registry_the_contract_figures_and_ui_only():
@@ -223,7 +250,7 @@ def test_every_page_is_a_registered_audit_with_a_run_on_the_sample_flag():
 
 def test_one_document_per_audit_the_report_carries_the_registry_title_and_the_json():
     """The report's title and question are the registry's, its JSON the --json document (no second document)."""
-    from audit_core.common.report import to_json_text
+    from audit_core.common.report import command_block, to_json_text
     from audit_core.common.table_files import read_table
 
     root = Path(__file__).resolve().parents[2]
@@ -234,6 +261,6 @@ def test_one_document_per_audit_the_report_carries_the_registry_title_and_the_js
     assert (report.title, report.question) == (audit.title, audit.question)
     assert to_json_text(report.metrics) == to_json_text(outcome.to_json())
     assert audit.title in report.to_html()
-    assert outcome.command() in report.to_html()
+    assert command_block(outcome.command()) in report.to_html()  # the command, one flag a line (never a broken token)
     titles = [a.title for a in ALL.values()]
     assert len(titles) == len(set(titles))  # one title per audit

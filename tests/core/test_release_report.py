@@ -6,6 +6,7 @@ import html
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from audit_core.common.glossary import TERMS
 from audit_core.common.regulation import FRAMEWORKS
@@ -16,6 +17,7 @@ from audit_core.registry import REGISTRY
 GERMAN = Path(__file__).resolve().parents[2] / "sample_data" / "german_credit"
 
 
+@pytest.mark.slow
 def test_the_tabular_report_leads_with_the_decision_and_maps_it_for_regulators() -> None:
     tables = {r: pd.read_csv(GERMAN / f"{r}.csv") for r in ("train", "holdout", "synthetic_leaky")}
     inputs = Inputs({"train": tables["train"], "holdout": tables["holdout"], "synthetic": tables["synthetic_leaky"]})

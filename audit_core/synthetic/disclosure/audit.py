@@ -14,8 +14,9 @@ import pandas as pd
 
 from audit_core.common.alignment import align_tables
 from audit_core.common.column_types import ColumnTypes, infer_column_types
-from audit_core.common.errors import InputError
+from audit_core.common.limits import Bound
 from audit_core.common.runtime import ProgressFn, as_progress
+from audit_core.contract import Settings, knob
 from audit_core.synthetic.disclosure.attack_risk import AttackRisk
 from audit_core.synthetic.disclosure.inference import NUMERIC_TOLERANCE, inference
 from audit_core.synthetic.disclosure.intervals import CONFIDENCE
@@ -42,12 +43,12 @@ DISCLOSURE_RECORD_COLUMNS: tuple[str, ...] = ("singled_out", "linked", "inferred
 
 
 @dataclass(frozen=True)
-class DisclosureOptions:
+class DisclosureOptions(Settings):
     """The settings of the disclosure attacks (:func:`audit_disclosure`), with their defaults.
 
     ``n_attacks`` and ``link_k`` are the tabular audit's knobs (``--n-attacks``, ``--link-k``:
-    their knobs check them); ``n_cols`` and ``tolerance`` have none and are checked once, when
-    the options are made.
+    their knobs check them); ``n_cols`` and ``tolerance`` are knobs of these options, checked once per
+    audit by :meth:`~audit_core.contract.Settings.validate` in :func:`audit_disclosure`.
 
     Attributes
     ----------
@@ -64,15 +65,10 @@ class DisclosureOptions:
 
     n_attacks: int = _DEFAULT_N_ATTACKS
     link_k: int = 1
-    n_cols: int = SINGLING_OUT_COLUMNS
-    tolerance: float = NUMERIC_TOLERANCE
-
-    def __post_init__(self) -> None:
-        """Refuse the settings no knob checks, each in one sentence."""
-        if not 1 <= int(self.n_cols) <= 10:
-            raise InputError(f"The singling-out predicates must use 1 to 10 columns; got {self.n_cols!r}.")
-        if not 0 <= float(self.tolerance) <= 1:
-            raise InputError(f"The numeric tolerance must be from 0 to 1; got {self.tolerance!r}.")
+    n_cols: int = knob(SINGLING_OUT_COLUMNS, "Columns per predicate", flag="n_cols",
+                       bound=Bound("the number of columns per singling-out predicate", 1, 10))  # fmt: skip
+    tolerance: float = knob(NUMERIC_TOLERANCE, "Numeric tolerance", flag="tolerance",
+                            bound=Bound("the numeric tolerance", 0.0, 1.0, integer=False))  # fmt: skip
 
     def to_json(self, seed: int) -> dict[str, Any]:
         """The settings a disclosure audit records (:attr:`DisclosureAudit.settings`)."""
@@ -180,6 +176,7 @@ def audit_disclosure(
     InputError
         Mismatched tables, too few rows, or roles naming a column the aligned tables do not compare.
     """
+    options.validate()  # the options no knob of the tabular audit covers, once per audit
     report = as_progress(progress)
     frames, types, roles = _aligned_inputs(train, holdout, synthetic, types, roles)
     n_train, n_control = len(frames["train"]), len(frames["holdout"])

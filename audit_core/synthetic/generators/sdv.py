@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from audit_core.common.column_types import ColumnTypes
-from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, pick_device, sub_progress
 from audit_core.synthetic.generators.base import TabularGenerator
 
@@ -134,12 +133,6 @@ def _gpu() -> bool:
     return pick_device().type in {"cuda", "mps"}
 
 
-def _check_batch(batch_size: int, *, pac: int, generator: str) -> None:
-    if batch_size % pac or batch_size % 2:
-        raise InputError(
-            f"The batch size of '{generator}' must be an even multiple of {pac}; got {batch_size}."
-        )
-
 
 class GaussianCopulaGenerator(_SdvGenerator):
     """SDV's GaussianCopulaSynthesizer: marginal distributions + a Gaussian copula."""
@@ -161,7 +154,6 @@ class CTGANGenerator(_SdvGenerator):
     def _synthesizer(self, metadata: Any) -> Any:
         from sdv.single_table import CTGANSynthesizer
 
-        _check_batch(self.params["batch_size"], pac=10, generator=self.name)
         return CTGANSynthesizer(
             metadata, epochs=self.params["epochs"], batch_size=self.params["batch_size"], enable_gpu=_gpu()
         )
@@ -175,7 +167,6 @@ class TVAEGenerator(_SdvGenerator):
     def _synthesizer(self, metadata: Any) -> Any:
         from sdv.single_table import TVAESynthesizer
 
-        _check_batch(self.params["batch_size"], pac=1, generator=self.name)
         return TVAESynthesizer(
             metadata, epochs=self.params["epochs"], batch_size=self.params["batch_size"], enable_gpu=_gpu()
         )
@@ -189,7 +180,6 @@ class CopulaGANGenerator(_SdvGenerator):
     def _synthesizer(self, metadata: Any) -> Any:
         from sdv.single_table import CopulaGANSynthesizer
 
-        _check_batch(self.params["batch_size"], pac=10, generator=self.name)
         return CopulaGANSynthesizer(
             metadata, epochs=self.params["epochs"], batch_size=self.params["batch_size"], enable_gpu=_gpu()
         )

@@ -15,7 +15,10 @@ import pytest
 from audit_core.common.cluster import TLS_ENV_VARS, cluster_client, n_workers, tls_security
 from audit_core.common.errors import InputError
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make certificates")
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make certificates"),
+]
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -93,6 +96,7 @@ def test_half_set_or_wrong_variables_are_one_sentence(certificates, monkeypatch,
         pass
 
 
+@pytest.mark.slow
 def test_a_client_with_other_certificates_is_refused(tls_cluster, certificates, monkeypatch, tmp_path):
     """TLS authenticates as well as encrypts: a certificate the cluster's CA did not sign does not connect."""
     _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other.key", "-out", "other.pem", "-days", "2",

@@ -39,6 +39,7 @@ def test_fuzz_has_a_few_hundred_cases_in_every_family():
     assert len(families) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", ["train", "holdout", "synthetic"])
 def test_fuzz_bad_tables_exit_2_with_one_line(role, tmp_path, capsys):
     paths = write_good_tables(tmp_path)
@@ -53,6 +54,7 @@ def test_fuzz_bad_tables_exit_2_with_one_line(role, tmp_path, capsys):
     assert not failures, failures[:5]
 
 
+@pytest.mark.slow
 def test_fuzz_sample_as_real_processes(tmp_path):
     paths = write_good_tables(tmp_path)
     picked = {}
@@ -197,6 +199,7 @@ def test_a_path_too_long_for_the_system_is_one_sentence():
         read_table("/tmp/" + "a" * 5000 + ".csv", name="t")
 
 
+@pytest.mark.slow
 def test_a_header_of_a_million_columns_is_refused_in_seconds(tmp_path, capsys):
     import time
 

@@ -115,6 +115,7 @@ def test_fifo_is_written_directly(tmp_path):
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
+@pytest.mark.slow
 def test_process_substitution_and_quiet_after_subcommand():
     """``--json >(cat)`` is /dev/fd/N on a pipe: written in place; ``--quiet`` after the subcommand works."""
     r, w = os.pipe()
@@ -132,6 +133,7 @@ def test_process_substitution_and_quiet_after_subcommand():
     assert "FPC" in out
 
 
+@pytest.mark.slow
 def test_broken_pipe_on_stdout_is_quiet():
     """``python -m audit_core ... | head -0``: the reader is gone before the summary is printed."""
     proc = subprocess.Popen(
@@ -277,6 +279,7 @@ def test_a_failed_later_write_leaves_no_earlier_output(late, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "scores.csv"]  # no temporary file left
 
 
+@pytest.mark.slow
 def test_pdf_without_chromium_writes_nothing(tmp_path):
     scores = _score_file(tmp_path)
     env = {**os.environ, "PATH": str(Path(sys.executable).parent)}  # no Chromium on this PATH
@@ -334,6 +337,7 @@ def test_output_inside_an_input_folder_is_refused_before_reading(name, tmp_path,
 LONG = "/tmp/" + "a" * 5000 + ".csv"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [

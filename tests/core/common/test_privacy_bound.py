@@ -64,6 +64,7 @@ def test_gaussian_mechanism_bound_is_valid_and_tighter_than_the_half_split(mu, m
     assert new.mean() >= min_gain * old.mean(), (new.mean(), old.mean())
 
 
+@pytest.mark.slow
 def test_randomized_response_bound_is_valid_at_the_truth():
     """RR is exactly eps-DP and tight at its one threshold: the bound sits just below the truth, above it <= 5 %."""
     eps, n, reps = 1.0, 20_000, 200

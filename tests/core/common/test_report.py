@@ -50,6 +50,7 @@ def test_input_hash_tracks_content():
     assert describe_input("t", a).sha256 != describe_input("t", a + 1).sha256
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="PDF export needs a local Chromium")
 def test_pdf_export_offline(tmp_path):
     path = _report(1).to_pdf(tmp_path / "r.pdf")

@@ -127,6 +127,7 @@ CONTINUOUS = [  # n per class, FPR, shift, Student-t degrees of freedom (0: Gaus
 ]
 
 
+@pytest.mark.slow
 def test_rank_mixture_interval_covers_95_at_the_width_of_the_estimate():
     # 4 x 600 = 2400 repetitions: at a true coverage of 93 % the pooled count passes 94.5 % with probability ~0.3 %
     covered, reps = [], 600

@@ -56,6 +56,7 @@ def test_read_parquet_round_trip(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(df2, frame)
 
 
+@pytest.mark.slow
 def test_sample_adult_reads_and_types() -> None:
     path = Path(__file__).resolve().parents[3] / "sample_data" / "adult.csv"
     if not path.exists():
@@ -280,3 +281,18 @@ def test_columns_sentence_lists_all_up_to_200_and_suggests_the_closest() -> None
     assert ", ... and 800 more; did you mean 'col999'?" in text
     assert len(columns_sentence([f"c{i}" for i in range(200)])) < len(text)
     assert "more" not in columns_sentence([f"c{i}" for i in range(200)])
+
+
+def test_a_frame_given_as_it_is_holds_what_a_file_could():
+    """The Python API's DataFrames (check_frame): bytes that are UTF-8 are text, other bytes and complex numbers are
+    one sentence, and the caller's frame is never changed."""
+    from audit_core.common.table_files import check_frame
+
+    given = pd.DataFrame({"city": [b"north", "south", b"Z\xc3\xbcrich"], "age": [1, 2, 3]})
+    checked = check_frame(given, name="api")
+    assert checked["city"].tolist() == ["north", "south", "Zürich"]
+    assert given["city"][0] == b"north"  # untouched
+    with pytest.raises(InputError, match="'city' of table 'api' holds binary data that is not text"):
+        check_frame(given.assign(city=[b"\x00\xff", b"a", b"b"]), name="api")
+    with pytest.raises(InputError, match="'age' of table 'api' holds complex numbers"):
+        check_frame(given.assign(age=np.array([1, 2, 3], dtype=complex)), name="api")

@@ -29,6 +29,7 @@ def runs(german):
                          epochs=100, seed=seed) for seed in range(3)]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_dp_sgd_never_beats_its_accountant_and_no_dp_leaks(runs):
     for r in runs:
         assert r.accountant_epsilon <= 1.0 + 1e-9  # Opacus chose the noise for the claim
@@ -43,6 +44,7 @@ def test_dp_sgd_never_beats_its_accountant_and_no_dp_leaks(runs):
     assert runs[0].to_json()["non_dp"]["train_accuracy"] > runs[0].to_json()["train_accuracy"]
 
 
+@pytest.mark.slow
 def test_json_contract_and_decision(runs):
     r = runs[0]
     j = r.to_json()
@@ -51,14 +53,45 @@ def test_json_contract_and_decision(runs):
     assert j["epsilon_lower_bound"]["m"] == 400
     assert j["epsilon_lower_bound"]["confidence"] == 0.95
     assert set(j["non_dp"]) == {"epsilon_lower_bound", "train_accuracy", "test_accuracy"}
-    assert 0 < j["ceiling"] < 5  # 400 canaries cannot prove much
+    bound = j["epsilon_lower_bound"]
+    assert bound["reported"]["method"] == "fdp"  # trained here: the claim names its mechanism (the rule in bounds.py)
+    assert bound["epsilon"] == bound["fdp"]["epsilon"] == bound["reported"]["epsilon"]
+    assert j["ceiling"] == bound["reported"]["ceiling"] == bound["fdp"]["ceiling"]
+    assert 0 < bound["steinke"]["ceiling"] < 5  # 400 canaries cannot prove much with Steinke's bound...
+    assert bound["fdp"]["ceiling"] > bound["steinke"]["ceiling"] + 2  # ...and more against the DP-SGD run's own curve
+    assert bound["fdp"]["curve"]["curve"] == "dp-sgd"
+    assert bound["fdp"]["curve"]["steps"] == r.steps
+    assert j["white_box"] is None
     assert {"accountant_epsilon", "train_accuracy", "test_accuracy"} <= set(j)
     d = DP_AUDIT.decision(r)
-    assert d.level == "low"
-    assert "does not prove" in " ".join(d.reasons)
-    assert f"{r.ceiling:.2f}" in d.headline
+    assert d.kind == "dp_claim"
+    if r.non_dp.bound.epsilon > r.epsilon:  # the audit can tell a model without DP: the claim is not disproved
+        assert d.level == "low"
+        assert "does not prove" in " ".join(d.reasons)
+        assert f"{r.ceiling:.2f}" in d.headline
+    else:  # the model without DP passes too: this run could not tell
+        assert d.level == "inconclusive"
+        assert d.title == "DP claim: THIS RUN COULD NOT TELL"
+        assert "could not tell DP from no DP" in d.headline
 
 
+def test_a_run_whose_no_dp_model_passes_too_could_not_tell(runs):
+    # the same run read against a claim above what the model without DP shows: it cannot tell DP from no DP
+    from dataclasses import replace
+
+    r = runs[0]
+    weak = replace(r, epsilon=max(r.non_dp.bound.epsilon, r.accountant_epsilon) + 0.5)
+    assert not weak.disproved
+    d = DP_AUDIT.decision(weak)
+    assert d.level == "inconclusive"
+    assert d.reaches("inconclusive")
+    assert not d.reaches("elevated")
+    assert "--canary-kind mislabelled" in d.next_steps[0]
+    strong = replace(r, epsilon=r.non_dp.bound.epsilon / 2, accountant_epsilon=r.non_dp.bound.epsilon / 2)
+    assert DP_AUDIT.decision(strong).level in ("low", "elevated", "high")  # the model without DP would be disproved
+
+
+@pytest.mark.slow
 def test_a_leaky_claim_is_disproved(runs):
     # the non-DP model trained on these canaries is not (0.1, 1e-5)-DP: read as a claim of 0.1, the decision is high
     from dataclasses import replace
@@ -71,6 +104,7 @@ def test_a_leaky_claim_is_disproved(runs):
     assert "disproved" in d.headline
 
 
+@pytest.mark.slow
 def test_same_seed_same_json(german):
     a, b = (run_dp_audit(german, target="credit", epsilon=2.0, delta=1e-5, m=100, epochs=3, seed=5) for _ in range(2))
     assert json.dumps(a.to_json()) == json.dumps(b.to_json())
@@ -87,6 +121,7 @@ def _cli(capsys, *args):
     return status, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "says"), [
     (["--epsilon", "0"], "--epsilon"),
     (["--epsilon", "-1"], "--epsilon"),
@@ -122,6 +157,7 @@ def test_a_draw_with_no_canary_included_is_refused(capsys):
     assert "No canary was included" in err
 
 
+@pytest.mark.slow
 def test_report_states_the_claim_the_bound_and_the_ceiling(runs):
     from audit_core.dp.verdict import build_report
 

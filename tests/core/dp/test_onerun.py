@@ -80,6 +80,7 @@ def _randomized_response(eps: float, m: int, rng: np.random.Generator) -> tuple[
     return np.where(truthful, included, ~included).astype(float), included
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [1.0, 2.0])
 def test_randomized_response_bound_is_valid_and_useful(eps):
     rng = np.random.default_rng(7)

@@ -22,10 +22,12 @@ from audit_core.__main__ import main
 from audit_core.common.errors import InputError
 from audit_core.common.figures import MEMBER, NON_MEMBER
 from audit_core.common.table_files import read_table
+from audit_core.dp.bounds import audit_bounds
 from audit_core.dp.canaries import draw_canaries
 from audit_core.dp.figures import uploaded_score_figure
 from audit_core.dp.onerun import ceiling, one_run_audit
 from audit_core.dp.spec import DP_MODEL
+from audit_core.dp.tradeoff import dp_sgd_family
 from audit_core.dp.training import train
 from audit_core.dp.uploaded import audit_uploaded_model
 from audit_core.fabrication.threads import cpu_threads
@@ -50,6 +52,7 @@ def _audit(paths, fmt="onnx", *, epsilon=0.5, seed=0, table=None):
                                 trusted=[TRUST_TREE], seed=seed, names=(paths[fmt].name, "canaries.csv"))  # fmt: skip
 
 
+@pytest.mark.slow
 def test_an_overfit_forest_disproves_a_small_claim_the_same_from_onnx_and_skops(leaky):
     onnx, skops = _audit(leaky, "onnx"), _audit(leaky, "skops")
     assert onnx.bound.to_json() == skops.bound.to_json()  # every r of the grid: the same guesses right
@@ -69,6 +72,7 @@ def test_an_overfit_forest_disproves_a_small_claim_the_same_from_onnx_and_skops(
     assert onnx.model["sha256"] == hashlib.sha256(leaky["onnx"].read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_a_model_that_saw_no_canary_proves_nothing(disjoint):
     r = _audit(disjoint, "skops", epsilon=1.0)
     assert r.bound.epsilon == 0.0
@@ -86,6 +90,7 @@ def test_a_model_that_saw_no_canary_proves_nothing(disjoint):
     assert bounds.max() < 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("dp", "epochs"), [(None, 100), ((1.0, 1e-5), 30)], ids=["no DP", "DP-SGD at epsilon 1"])
 def test_a_model_trained_here_and_written_out_gives_the_same_bound(dp, epochs):
     design = prepare_design(pd.read_csv(GERMAN), target=TARGET)
@@ -95,12 +100,20 @@ def test_a_model_trained_here_and_written_out_gives_the_same_bound(dp, epochs):
     with cpu_threads(1):
         model = train(X[rows], np.concatenate([y[c.base], c.y[c.included]]), n_classes=design.n_classes, model="mlp",
                       epochs=epochs, dp=dp, seed=0)  # fmt: skip
-    here = one_run_audit(model.scores(X[c.rows], c.y), c.included, delta=1e-5, seed=0)  # what dp-audit computes
+    here = one_run_audit(model.scores(X[c.rows], c.y), c.included, delta=1e-5, seed=0)  # Steinke's, as dp-audit computes it
     table = canary_frame(pd.DataFrame(X[c.rows], columns=[f"x{i}" for i in range(X.shape[1])]), c.y, c.included)
-    uploaded = audit_uploaded_model(torch_onnx(model.module, X.shape[1]), table, target=TARGET, epsilon=1.0, delta=1e-5,
-                                    seed=0)  # fmt: skip
-    assert uploaded.bound == here
+    onnx = torch_onnx(model.module, X.shape[1])
+    uploaded = audit_uploaded_model(onnx, table, target=TARGET, epsilon=1.0, delta=1e-5, seed=0)
+    assert uploaded.bound.steinke == here
+    assert uploaded.bound.primary == "steinke"  # a bare (epsilon, delta) claim
     assert (here.epsilon > 0.8) == (dp is None)
+    if dp is not None:  # the claim states its DP-SGD run: the f-DP bound against its curve, as dp-audit reports it
+        mechanism = (model.noise_multiplier, model.sample_rate, model.steps)
+        stated = audit_uploaded_model(onnx, table, target=TARGET, epsilon=1.0, delta=1e-5, mechanism=mechanism, seed=0)
+        family = dp_sgd_family(sample_rate=model.sample_rate, steps=model.steps, delta=1e-5)
+        assert stated.bound == audit_bounds(model.scores(X[c.rows], c.y), c.included, delta=1e-5, mechanism=family)
+        assert stated.bound.primary == "fdp"
+        assert stated.to_json()["claimed_mechanism"]["steps"] == model.steps
 
 
 def _cli(capsys, *args):
@@ -117,6 +130,7 @@ def _args(paths, fmt="skops", canaries=None, *extra):
             "--trust-skops-types", TRUST_TREE, *extra]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_same_inputs_and_seed_give_byte_identical_json(capsys, leaky, tmp_path):
     outs = [tmp_path / f"{i}.json" for i in range(3)]
     for out, seed in zip(outs, (3, 3, 4), strict=True):
@@ -136,6 +150,7 @@ def test_same_inputs_and_seed_give_byte_identical_json(capsys, leaky, tmp_path):
     assert j["verdict"]["level"] == "high"
 
 
+@pytest.mark.slow
 def test_yes_no_text_reads_as_1_0_and_is_said(leaky, tmp_path):
     table = read_table(leaky["canaries"], name="canaries.csv")
     worded = table.assign(**{INCLUDED: np.where(table[INCLUDED] == 1, "Yes", "no")})
@@ -144,6 +159,7 @@ def test_yes_no_text_reads_as_1_0_and_is_said(leaky, tmp_path):
     assert "'Yes' read as included (1) and 'no' as left out (0)" in b.canaries.notes[0]
 
 
+@pytest.mark.slow
 def test_a_lopsided_coin_is_a_warning(leaky):
     table = read_table(leaky["canaries"], name="canaries.csv")
     lopsided = table.assign(**{INCLUDED: (np.arange(len(table)) % 10 != 0).astype(int)})  # 90 % included
@@ -152,6 +168,7 @@ def test_a_lopsided_coin_is_a_warning(leaky):
     assert any("fair coin" in reason for reason in DP_MODEL.decision(r).reasons)
 
 
+@pytest.mark.slow
 def test_a_delta_too_large_to_check_is_said(leaky):
     from audit_core.dp.verdict import uploaded_verdict
 
@@ -189,6 +206,7 @@ def _pickle(tmp_path):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "says"), [
     ("no canary included", "No canary of 'bad.csv' is marked included (1)"),
     ("every canary included", "is marked left out (0)"),
@@ -210,6 +228,7 @@ def test_hostile_input_is_one_sentence_exit_2(capsys, leaky, tmp_path, case, say
     assert not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "says"), [
     (["--epsilon", "0"], "--epsilon"),
     (["--epsilon", "-1"], "--epsilon"),

@@ -49,6 +49,7 @@ def result(setup):
     )
 
 
+@pytest.mark.slow
 def test_members_are_separable_and_scores_are_oriented(result):
     for mia in ("loss", "lira", "rmia"):
         s = result.scores[mia]
@@ -56,6 +57,7 @@ def test_members_are_separable_and_scores_are_oriented(result):
         assert result.mia(mia).auc_clean > 0.55, mia  # higher = member
 
 
+@pytest.mark.slow
 def test_mfa_raises_confidence_and_fools_the_mia_more_as_epsilon_grows(result):
     non = float(np.median(result.confidence.non_members))
     conf = [p.median_conf_fabricated for p in result.regime]
@@ -66,6 +68,7 @@ def test_mfa_raises_confidence_and_fools_the_mia_more_as_epsilon_grows(result):
     assert auc[-1] < result.mia("loss").auc_clean - 0.3
 
 
+@pytest.mark.slow
 def test_gradient_norms_fall_and_mfd_rises_with_epsilon(result):
     norms = [p.median_norm_fabricated for p in result.regime]
     mfd = [p.mfd_auc for p in result.regime]
@@ -76,6 +79,7 @@ def test_gradient_norms_fall_and_mfd_rises_with_epsilon(result):
     assert mfd[0] < 0.65
 
 
+@pytest.mark.slow
 def test_default_setup_has_a_regime_where_mfd_and_ar_mia_work(result):
     assert max(p.mfd_auc for p in result.regime) >= 0.9
     clean = result.mia("loss").auc_clean
@@ -87,6 +91,7 @@ def test_default_setup_has_a_regime_where_mfd_and_ar_mia_work(result):
     assert ok
 
 
+@pytest.mark.slow
 def test_mfa_fools_at_least_as_much_as_ipgd_at_small_budget(result):
     mfa = [p.mia_auc_fabricated for p in result.budgets if p.attack == "mfa" and p.steps == 5]
     ipgd = [p.mia_auc_fabricated for p in result.budgets if p.attack == "ipgd" and p.steps == 5]
@@ -94,6 +99,7 @@ def test_mfa_fools_at_least_as_much_as_ipgd_at_small_budget(result):
     assert np.mean(mfa) <= np.mean(ipgd)
 
 
+@pytest.mark.slow
 def test_adaptive_attacker_evades_mfd_only_by_fooling_less(result):
     plain, adaptive = result.adaptive
     assert adaptive.mfd_auc < plain.mfd_auc - 0.1
@@ -101,6 +107,7 @@ def test_adaptive_attacker_evades_mfd_only_by_fooling_less(result):
     assert adaptive.median_norm_fabricated > plain.median_norm_fabricated
 
 
+@pytest.mark.slow
 def test_attacks_stay_in_the_ball(setup):
     x, y = setup.data.images[setup.data.non_members[:20]], setup.data.labels[setup.data.non_members[:20]]
     for attack in ("mfa", "ipgd", "icw", "adaptive"):
@@ -111,6 +118,7 @@ def test_attacks_stay_in_the_ball(setup):
         assert np.abs(xf - x).max() > 0
 
 
+@pytest.mark.slow
 def test_one_batch_over_radii_or_betas_gives_what_one_call_each_gives(setup):
     """The run attacks every radius (and every adaptive beta) as one batch: each image is attacked on its own."""
     x, y = setup.data.images[setup.data.non_members[:30]], setup.data.labels[setup.data.non_members[:30]]
@@ -125,6 +133,7 @@ def test_one_batch_over_radii_or_betas_gives_what_one_call_each_gives(setup):
     assert np.abs(grid[0] - x).max() <= 4 / 255 + 1e-6 < np.abs(grid[1] - x).max()
 
 
+@pytest.mark.slow
 def test_json_keys_and_report(result):
     j = result.to_json()
     for key in ("auc_clean", "auc_fabricated", "eer_fabricated"):
@@ -152,6 +161,7 @@ def test_json_keys_and_report(result):
     assert "TPR at low FPR" in html
 
 
+@pytest.mark.slow
 def test_tpr_intervals_are_roc_s_on_the_same_scores(result):
     """The fabrication numbers are roc.tpr_at_fpr on the groups they name, not a private re-implementation."""
     s, n = result.scores["loss"], result.norms
@@ -165,6 +175,7 @@ def test_tpr_intervals_are_roc_s_on_the_same_scores(result):
     assert j["mfd"]["tpr_at_fpr"]["0.1"]["n_neg"] == n.members.size  # MFD's negatives are the real members
 
 
+@pytest.mark.slow
 def test_tpr_at_low_fpr_tells_the_regime(result):
     """At 64/255 the gradient norm has collapsed: MFD flags most fabricated images at 10 % of members flagged,
     the vanilla MIA calls fabricated images members (few members above them), AR-MIA recovers."""
@@ -318,6 +329,7 @@ def test_the_knobs_refuse_what_the_computation_no_longer_checks(bad):
 
 
 # --------------------------------------------------------------------------- CLI
+@pytest.mark.slow
 def test_cli_with_uploaded_images_and_weights(tmp_path, setup, capsys):
     d = setup.data
     keep = np.r_[d.members, d.non_members[:60], d.reference[:40]]  # small: the CLI test stays fast
@@ -337,6 +349,7 @@ def test_cli_with_uploaded_images_and_weights(tmp_path, setup, capsys):
     assert len(j["ar_mia"]["by_lambda"]) >= 3
 
 
+@pytest.mark.slow
 def test_cli_images_takes_a_png_folder(tmp_path, setup, capsys):
     """``--images`` takes a folder of PNGs with its labels.csv; same pixels as an .npz, same audit."""
     from PIL import Image
@@ -406,6 +419,7 @@ def test_architecture_is_read_from_the_weights():
     assert architecture_of(SmallCNN(1, 10), in_channels=1, n_classes=3) is None  # other hyper-parameters
 
 
+@pytest.mark.slow
 def test_uploaded_resnet18_gets_resnet18_reference_models(tmp_path):
     """An uploaded ResNet-18 is compared against ResNet-18 references trained like the bundled target."""
     from audit_core.fabrication.architectures import ResNet18
@@ -474,6 +488,7 @@ def test_a_model_of_no_built_in_architecture_gets_no_references():
     assert "not of a built-in architecture" in setup.g_ref_source
 
 
+@pytest.mark.slow
 def test_json_reports_an_epsilon_lower_bound_per_mia(result):
     j = result.to_json()
     e = j["mia"]["epsilon_lower_bound"]
@@ -483,6 +498,7 @@ def test_json_reports_an_epsilon_lower_bound_per_mia(result):
     assert all("epsilon_lower_bound" in block for block in j["mia"]["by_attack"].values())
 
 
+@pytest.mark.slow
 def test_work_past_the_cpu_limit_is_refused_before_it_starts(tmp_path, capsys):
     """100,000 MNIST-sized images and no model (a 0.6 MB file that inflated to 583 MB hung the page for an hour, training
     here): one sentence, exit 2, before any training, with what to change."""

@@ -58,6 +58,7 @@ def test_time_left_is_rounded_to_what_an_estimate_is_worth():
     assert seen == ["estimating the time left in training"]
 
 
+@pytest.mark.slow
 def test_every_message_names_the_attack_running(monkeypatch):
     """The label follows the attack: while I-PGD runs it says I-PGD (it said "mfa" before), with the radius and T,
     and torch runs on one thread meanwhile, restored after."""

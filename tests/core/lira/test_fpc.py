@@ -10,6 +10,7 @@ from audit_core.lira.fpc import fpc_simulation
 from audit_core.lira.spec import FpcSettings
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fraction", [0.2, 0.5, 0.8])
 def test_fpc_simulation_ratio_is_sqrt_fpc_and_one_after_correction(fraction):
     sim = fpc_simulation(population=1000, train_size=int(fraction * 1000), n_models=64, repeats=300, seed=1)

@@ -59,6 +59,7 @@ def evaluation_64():
     return evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=50, seed=0), true_tpr
 
 
+@pytest.mark.slow
 def test_pp_holds_alpha_per_record_and_naive_does_not(evaluation_64):
     ev, _ = evaluation_64
     pp_t = ev.fpr_summary("post_processed_t")
@@ -100,6 +101,7 @@ def _no_signal_pool(n_records: int, n_models: int, seed: int):
     return scores, keep
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_models", [16, 64])
 def test_per_sample_average_reads_alpha_without_signal(n_models):
     # Fitting the direction on the counted in-score and cutting at Phi^-1 read 0.134 (M = 16) and 0.079 (M = 64).
@@ -112,6 +114,7 @@ def test_per_sample_average_reads_alpha_without_signal(n_models):
     assert sw.tpr["per_sample_mean"][0, 0] == pytest.approx(ev.tpr["per_sample_mean"])
 
 
+@pytest.mark.slow
 def test_per_sample_average_lands_on_the_known_truth_with_signal():
     # truth: mean over records of 1 - Phi(z_{1-alpha} - shift / sigma), the TPR with known distributions
     scores, keep, true_tpr = _simulated_pool(600, 256, seed=21)
@@ -125,6 +128,7 @@ def test_per_sample_average_lands_on_the_known_truth_with_signal():
     assert abs(ev.pooled_fpr["per_sample_mean"] - ALPHA) < 0.005
 
 
+@pytest.mark.slow
 def test_per_sample_interval_covers_alpha_without_signal():
     # with no signal the per-sample average's expectation is alpha exactly: its 95 % interval must cover it
     covered = 0
@@ -187,6 +191,7 @@ def _small_problem(n=400, d=5, seed=0):
     return X, y
 
 
+@pytest.mark.slow
 def test_batched_logistic_matches_sklearn_coefficients():
     from sklearn.linear_model import LogisticRegression
 
@@ -199,6 +204,7 @@ def test_batched_logistic_matches_sklearn_coefficients():
         assert models.params["b"][m, 0, 0].item() == pytest.approx(ref.intercept_[0], abs=2e-3)
 
 
+@pytest.mark.slow
 def test_batched_multiclass_logistic_matches_sklearn():
     from sklearn.linear_model import LogisticRegression
 
@@ -215,6 +221,7 @@ def test_batched_multiclass_logistic_matches_sklearn():
     assert np.isfinite(scores).all()
 
 
+@pytest.mark.slow
 def test_batched_mlp_reaches_sklearn_accuracy():
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
@@ -288,6 +295,7 @@ def test_alpha_too_small_for_m_says_how_many_models():
     assert lira_warnings(200, 0.05) == ()
 
 
+@pytest.mark.slow
 def test_german_credit_pool_and_rules():
     data = pd.read_csv(GERMAN)
     pool = train_pool(data, target="credit", n_models=16, seed=0, device="cpu")
@@ -298,6 +306,7 @@ def test_german_credit_pool_and_rules():
     assert ev.fpr_summary("naive")["std"] > 2 * ev.fpr_summary("post_processed_t")["std"]
 
 
+@pytest.mark.slow
 def test_cli_lira_on_german_credit(tmp_path, capsys):
     out = tmp_path / "lira.json"
     rc = main(["--quiet", "lira", "--data", str(GERMAN), "--target", "credit", "--models", "16", "--fpr", "0.05",
@@ -329,6 +338,7 @@ def test_cli_fpc_sim(tmp_path):
     assert j["ratio_corrected"] == pytest.approx(1.0, abs=0.06)
 
 
+@pytest.mark.slow
 def test_run_lira_mlp_small():
     data = pd.read_csv(GERMAN)
     res = run_lira(data, target="credit", model="mlp", n_models=8, fpr=0.1, seed=0, n_bootstrap=0, device="cpu",
@@ -340,6 +350,7 @@ def test_run_lira_mlp_small():
 # ----------------------------------------------------------------------------- issue 20: bias and alpha at few models
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_models", [16, 32, 64])
 def test_extrapolated_per_sample_average_removes_most_of_the_low_bias(n_models):
     # uncorrected (simulated): -0.075 / -0.039 / -0.020 at M = 16 / 32 / 64 against a truth of ~0.23
@@ -354,19 +365,26 @@ def test_extrapolated_per_sample_average_removes_most_of_the_low_bias(n_models):
     assert ev.to_json()["per_sample_mean"]["uncorrected_tpr"] == ev.tpr["per_sample_mean_uncorrected"]
 
 
+@pytest.mark.slow
 def test_extrapolated_interval_covers_the_truth_at_16_models():
-    # the uncorrected average's interval covered the truth in 0 of 30 runs at M = 16
-    covered = raw_covered = 0
+    # the uncorrected average's interval covered the truth in 0 of 30 runs at M = 16; the record bootstrap of the
+    # extrapolated one alone in 20 of 24 (83 %: the extrapolation's own bias left out); with its error allowance, >= 93 %
+    covered = bootstrap_only = raw_covered = 0
     for rep in range(24):
         scores, keep, true_tpr = _simulated_pool(500, 16, seed=300 + rep)
         ev = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=200, seed=rep)
         lo, hi = ev.tpr_ci["per_sample_mean"]
+        allowance = ev.extrapolation["error_allowance"]
+        assert allowance > 0
         covered += lo <= true_tpr <= hi
-        raw_covered += ev.tpr["per_sample_mean_uncorrected"] + (hi - lo) / 2 >= true_tpr
-    assert covered >= 17  # measured 20 / 24
+        bootstrap_only += lo + allowance <= true_tpr <= hi - allowance
+        raw_covered += ev.tpr["per_sample_mean_uncorrected"] + (hi - lo) / 2 - allowance >= true_tpr
+    assert covered >= 23  # >= 93 % (measured 24 / 24)
+    assert bootstrap_only <= 21  # the allowance is what makes it cover
     assert raw_covered <= 6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_models", [8, 16, 64])
 @pytest.mark.parametrize("signal", [False, True])
 def test_holds_alpha_flags_are_right_on_fresh_no_signal_scores(n_models, signal):

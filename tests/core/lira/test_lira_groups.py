@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from audit_core.__main__ import main
 
 GERMAN = Path(__file__).resolve().parents[3] / "sample_data" / "german_credit.csv"
 
 
+@pytest.mark.slow
 def test_groups_cover_every_record_and_a_bad_column_is_refused_before_training(tmp_path: Path, capsys) -> None:
     out = tmp_path / "lira.json"
     base = ["--quiet", "lira", "--data", str(GERMAN), "--target", "credit", "--models", "16"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from audit_core.lira.evaluation import evaluate_lira
@@ -19,6 +20,7 @@ def _homoscedastic_pool(n_records: int, n_models: int, seed: int, shift: float):
     return scores, keep, float(stats.norm.sf(stats.norm.ppf(1 - ALPHA) - shift))
 
 
+@pytest.mark.slow
 def test_fixed_variance_reaches_the_known_tpr_and_beats_per_record_variances_at_few_models():
     scores, keep, truth = _homoscedastic_pool(3000, 64, seed=1, shift=1.0)
     ev = evaluate_lira(scores, keep, fpr=ALPHA, n_bootstrap=50, seed=0)
@@ -41,6 +43,7 @@ def test_fixed_variance_reads_alpha_without_signal():
 
 
 # ----------------------------------------------------------------------------- lira --records and --scores-out
+@pytest.mark.slow
 def test_cli_lira_writes_records_and_the_scores_with_the_keep_matrix(tmp_path, capsys):
     import json
     from pathlib import Path

@@ -43,6 +43,7 @@ def _untrained_cnn(folder, *, in_channels=1, n_classes=10, metadata=None):
     return path
 
 
+@pytest.mark.slow
 def test_the_overfit_cnn_leaks_and_lira_online_finds_more_than_loss(overfit_audit):
     r = overfit_audit
     assert r.model["architecture"] == "small_cnn"
@@ -70,6 +71,7 @@ def test_a_cnn_trained_on_other_digits_is_at_chance(tmp_path):
         assert abs(a.auc - 0.5) < 0.1, (a.name, a.auc)  # sd of an AUC at chance with 150 + 150 is about 0.033
 
 
+@pytest.mark.slow
 def test_same_seed_gives_byte_identical_json_for_an_image_model(overfit):
     runs = [audit_model(overfit["model"].read_bytes(), *_sets(overfit), attacks=("loss", "rmia", "lira_online"),
                         n_reference=2, epochs=3, seed=1) for _ in range(2)]  # fmt: skip
@@ -77,6 +79,7 @@ def test_same_seed_gives_byte_identical_json_for_an_image_model(overfit):
     assert runs[0].settings["reference_epochs"] == 3
 
 
+@pytest.mark.slow
 def test_cli_audits_an_image_model(tmp_path, capsys, overfit):
     out = tmp_path / "o.json"
     code = main(["--quiet", "model", "--model", str(overfit["model"]), "--train", str(overfit["train"]), "--population",
@@ -98,6 +101,7 @@ def _one_sentence(capsys, argv) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_bad_combinations_are_one_sentence_each(tmp_path, capsys, overfit):
     tables = numeric_tables(tmp_path / "t")
     onnx = tmp_path / "m.onnx"

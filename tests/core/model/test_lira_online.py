@@ -62,6 +62,7 @@ def test_online_design_refuses_too_few_models_in_one_sentence():
         online_design(np.arange(100), np.arange(100, 150), n_models=2, train_size=100, seed=0, min_in=2)
 
 
+@pytest.mark.slow
 def test_lira_online_finds_the_memorized_members_that_loss_misses(memo_global):
     r = memo_global
     loss, offline, online = (r.attacks[n] for n in ONLINE)
@@ -79,6 +80,7 @@ def test_lira_online_finds_the_memorized_members_that_loss_misses(memo_global):
     assert decision(r).level != "low"
 
 
+@pytest.mark.slow
 def test_per_sample_variance_is_an_option_and_global_is_the_default_below_64(memo, memo_global):
     case, train, pop = memo
     per = audit_model(case["skops"].read_bytes(), train, pop, target="y", attacks=("loss", "lira_online"), n_reference=4,
@@ -97,6 +99,7 @@ def test_per_sample_variance_is_an_option_and_global_is_the_default_below_64(mem
     assert not np.allclose(a, b)
 
 
+@pytest.mark.slow
 def test_same_seed_gives_byte_identical_json_with_lira_online(memo, memo_global):
     case, train, pop = memo
     again = audit_model(case["skops"].read_bytes(), train, pop, target="y", attacks=ONLINE, n_reference=4, family="gbdt",
@@ -105,6 +108,7 @@ def test_same_seed_gives_byte_identical_json_with_lira_online(memo, memo_global)
     assert {"lira_online_score", "lira_online_fpr"} <= set(memo_global.records.columns)
 
 
+@pytest.mark.slow
 def test_cli_lira_online_block_and_one_sentence_for_one_reference_model(tmp_path, capsys):
     tables = numeric_tables(tmp_path)
     model = tmp_path / "m.onnx"

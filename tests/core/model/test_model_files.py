@@ -68,14 +68,29 @@ def test_a_clean_one_matrix_onnx_runs(tmp_path, capsys, numeric):
     assert "release decision:" in out.out
 
 
-def test_skops_with_an_untrusted_type_is_refused_naming_it(tmp_path, capsys, german):
-    code, out = _cli(capsys, german["skops"], german, TARGET)
+def test_skops_with_an_untrusted_type_is_refused_naming_it(tmp_path, capsys, numeric):
+    import pandas as pd
+    import skops.io as sio
+    from sklearn.neighbors import KNeighborsClassifier
+
+    train = pd.read_csv(numeric["train"])
+    path = tmp_path / "knn.skops"  # a k-d tree: neither in skops' defaults nor on the vetted list
+    path.write_bytes(sio.dumps(KNeighborsClassifier().fit(train.drop(columns="y").to_numpy(), train["y"])))
+    code, out = _cli(capsys, path, numeric, "y")
     assert code == 2
     assert len(out.err.strip().splitlines()) == 1
-    assert "sklearn.tree._tree.Tree" in out.err
+    assert "sklearn.neighbors._kd_tree.KDTree" in out.err
     assert "--trust-skops-types" in out.err
 
 
+@pytest.mark.slow
+def test_a_skops_forest_loads_with_no_flag(tmp_path, capsys, german):
+    code, out = _cli(capsys, german["skops"], german, TARGET, "--attacks", "loss", "--reference-family", "logistic",
+                     "--reference-models", "1")  # fmt: skip
+    assert code == 0, out.err
+
+
+@pytest.mark.slow
 def test_the_real_command_exits_2_on_a_pickle(tmp_path, numeric):
     path = tmp_path / "model.pkl"
     path.write_bytes(pickle_bytes())
@@ -87,6 +102,7 @@ def test_the_real_command_exits_2_on_a_pickle(tmp_path, numeric):
     assert "pickle" in r.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_writes_json_html_and_records_and_gates_on_fail_on(tmp_path, capsys, german):
     out = tmp_path / "m.json"
     code, _ = _cli(capsys, german["onnx"], german, TARGET, "--reference-family", "gbdt", "--json", str(out),
@@ -96,7 +112,7 @@ def test_the_cli_writes_json_html_and_records_and_gates_on_fail_on(tmp_path, cap
 
     body = json.loads(out.read_text())
     assert body["verdict"]["level"] in ("elevated", "high")
-    assert set(body["attacks"]) == {"loss", "rmia", "lira_offline"}
+    assert set(body["attacks"]) == {"loss", "rmia", "lira_offline", "supervised"}
     assert set(body["attacks"]["rmia"]["tpr_at_fpr"]["0.01"]) >= {"tpr", "ci_low", "ci_high"}
     assert "epsilon" in body["attacks"]["rmia"]["epsilon_lower_bound"]
     assert set(body["fidelity"]) >= {"target", "reference", "ok"}

@@ -146,6 +146,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "audit_core", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_cli_bad_input_exits_2_with_one_line(case, tmp_path):
     path = tmp_path / "scores.csv"
@@ -157,6 +158,7 @@ def test_cli_bad_input_exits_2_with_one_line(case, tmp_path):
     assert BAD[case][1] in r.stderr
 
 
+@pytest.mark.slow
 def test_cli_writes_json_and_html_on_the_sample(tmp_path):
     out, html = tmp_path / "s.json", tmp_path / "s.html"
     r = _run("scores", "--scores", str(SAMPLE), "--fpr", "0.01,0.1", "--delta", "1e-5", "--seed", "3",
@@ -172,6 +174,7 @@ def test_cli_writes_json_and_html_on_the_sample(tmp_path):
     assert "epsilon" in r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [("--fpr", "0.7"), ("--fpr", "x"), ("--delta", "0.5"), ("--seed", "-1")])
 def test_cli_bad_settings_exit_2_before_reading(flags, tmp_path):
     r = _run("scores", "--scores", str(tmp_path / "absent.csv"), *flags)
@@ -202,6 +205,7 @@ def _pool(n_models: int, n_records: int, signal: float, exposed: float, seed: in
     return record_mean + rng.normal(size=(n_models, n_records)) + keep * shift, keep
 
 
+@pytest.mark.slow
 def test_lira_target_model_bound_is_zero_without_signal_and_positive_with_it():
     from audit_core.common.privacy_bound import target_model_scores
 
@@ -211,6 +215,7 @@ def test_lira_target_model_bound_is_zero_without_signal_and_positive_with_it():
     assert strong.epsilon > 0.5
 
 
+@pytest.mark.slow
 def test_lira_json_reports_the_bound():
     from audit_core.lira.result import run_lira
 
@@ -248,6 +253,7 @@ def test_reversed_scores_are_flagged_in_the_json_and_never_flipped(shift, auc_ra
     assert flipped.epsilon.epsilon > 0.5  # negated, the same scores prove a privacy loss
 
 
+@pytest.mark.slow
 def test_scores_without_signal_are_rarely_called_reversed():
     """The rule is a one-sided 2.5 % test: on independent scores about 2.5 % of files are flagged, not more."""
     from audit_core.scores.audit import reversed_p_value
@@ -272,6 +278,7 @@ def test_is_member_as_yes_no_text_is_accepted_and_noted():
         score_check(_frame(is_member=["y", "n"] * 20))
 
 
+@pytest.mark.slow
 def test_cli_reports_reversed_scores_in_the_json(tmp_path):
     path = tmp_path / "scores.csv"
     _reversed_frame(None).to_csv(path, index=False)
@@ -295,6 +302,7 @@ def test_the_verdict_says_reversed_scores_look_reversed_and_what_text_labels_mea
     assert "holds text" not in verdict(score_check(_frame()))
 
 
+@pytest.mark.slow
 def test_cli_prints_the_reversed_reading(tmp_path):
     path = tmp_path / "scores.csv"
     _reversed_frame(None).to_csv(path, index=False)

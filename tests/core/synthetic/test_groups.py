@@ -26,6 +26,7 @@ def planted():
     return audit_synthetic(t["train"], t["holdout"], syn, t["auxiliary"])
 
 
+@pytest.mark.slow
 def test_the_copied_group_is_worst_with_its_interval(planted) -> None:
     risk = group_risk(planted, "sex")
     first, last = risk.rows[0], risk.rows[-1]
@@ -40,6 +41,7 @@ def test_the_copied_group_is_worst_with_its_interval(planted) -> None:
     assert table["members"].sum() == planted.n_members
 
 
+@pytest.mark.slow
 def test_small_groups_say_they_cannot_be_measured(planted) -> None:
     risk = group_risk(planted, "race")
     small = [r for r in risk.rows if r["n_non_members"] < MIN_NON_MEMBERS]
@@ -51,6 +53,7 @@ def test_small_groups_say_they_cannot_be_measured(planted) -> None:
     assert all(risk.table().set_index("group").loc[r["group"], "TPR at 1 % FPR [95 % interval]"].endswith("⚠") for r in shown)
 
 
+@pytest.mark.slow
 def test_without_a_column_the_one_whose_groups_differ_most_in_copies_is_chosen(planted) -> None:
     risk = group_risk(planted, None)
     assert risk.chosen
@@ -70,6 +73,7 @@ def test_without_copies_the_largest_spread_of_risk_is_chosen() -> None:
     assert risk.rows[0]["group"] == "a"
 
 
+@pytest.mark.slow
 def test_cli_groups_in_the_json_and_a_bad_column_refused(tmp_path: Path, capsys) -> None:
     out = tmp_path / "out.json"
     base = ["--quiet", "tabular", "--train", str(ADULT / "train.csv"), "--holdout", str(ADULT / "holdout.csv"),

@@ -45,6 +45,7 @@ def _audit(t: dict[str, pd.DataFrame], synthetic: pd.DataFrame, seed: int = 0):
 
 
 # ----------------------------------------------------------------------------- 1. verbatim real records
+@pytest.mark.slow
 def test_the_honest_sample_copies_no_real_record_and_reads_low(adult) -> None:
     audit = _audit(adult, adult["synthetic_gaussian_copula"])
     v = audit.verbatim
@@ -55,6 +56,7 @@ def test_the_honest_sample_copies_no_real_record_and_reads_low(adult) -> None:
     assert "does not prove anonymity" in d.headline
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_four_rare_training_rows_copied_verbatim_are_named_in_the_headline(adult, seed) -> None:
     rng = np.random.default_rng(seed)
@@ -71,6 +73,7 @@ def test_four_rare_training_rows_copied_verbatim_are_named_in_the_headline(adult
                                  "copied verbatim")  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_half_the_rows_verbatim_holdout_records_is_not_synthetic_data(adult, seed) -> None:
     rng = np.random.default_rng(seed)
@@ -83,6 +86,7 @@ def test_half_the_rows_verbatim_holdout_records_is_not_synthetic_data(adult, see
     assert audit.verbatim.real_not_train >= half - audit.verbatim.natural_matches
 
 
+@pytest.mark.slow
 def test_training_plus_holdout_rows_as_the_synthetic_table_is_high(adult) -> None:
     synthetic = pd.concat([adult["train"], adult["holdout"]], ignore_index=True)
     audit = _audit(adult, synthetic)
@@ -146,6 +150,7 @@ def _nudged(adult: dict[str, pd.DataFrame], shape: str, seed: int):
     return _audit(adult, _replace(adult["synthetic_gaussian_copula"], rows, rng), seed=seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["age_hours", "one_numeric_one_category"])
 def test_near_copies_past_the_tolerance_are_found_in_most_seeds(adult, shape) -> None:
     audits = [_nudged(adult, shape, seed) for seed in range(10)]
@@ -164,6 +169,7 @@ def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:
     })  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_linkage_scan_holds_its_false_alarm_rate_when_nothing_is_copied() -> None:
     """400 independent populations (members, non-members, auxiliary and synthetic rows all fresh draws):
     the scan rejects at most at its level (a rate twice the level fails this test)."""
@@ -179,6 +185,7 @@ def test_the_linkage_scan_holds_its_false_alarm_rate_when_nothing_is_copied() ->
     assert rejected / reps <= 1.5 * LINKAGE_ALPHA, rejected
 
 
+@pytest.mark.slow
 def test_the_linkage_scan_finds_planted_near_copies_in_the_same_simulation() -> None:
     """The same populations with 10 % of the members copied into the synthetic rows, one column changed."""
     rng = np.random.default_rng(19)
@@ -212,7 +219,8 @@ def test_copies_in_a_table_that_writes_its_categories_differently_are_counted_an
     assert any("coded differently" in w for w in audit.warnings)  # the warning stays
     d = decision(audit)
     assert d.level == "high"
-    assert d.headline.startswith(f"UNSAFE to release as it is: {audit.copy_test.train_copies} of the 400 training rows "
+    copies = audit.copy_test.train_copies
+    assert d.headline.startswith(f"UNSAFE to release as it is: {copies} of the 400 training rows ({100 * copies / 400:.1f} %) "
                                  "appear verbatim in the synthetic table (counted with the categories' case and spaces "
                                  "folded")  # fmt: skip
     recode = [r for r in d.reasons if "coded differently" in r]

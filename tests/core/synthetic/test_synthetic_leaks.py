@@ -67,11 +67,12 @@ def test_one_file_as_train_holdout_and_synthetic_is_refused(parts) -> None:
         audit_synthetic(t, t.sample(frac=1.0, random_state=0), parts["indep"], parts["aux"])  # holdout = train, reordered
 
 
+@pytest.mark.slow
 def test_training_table_released_as_synthetic_is_unsafe_with_the_count(parts) -> None:
     audit = audit_synthetic(parts["train"], parts["holdout"], parts["train"], parts["aux"])
     text = verdict(audit)
     assert risk_level(audit) == "high"
-    assert text.startswith("UNSAFE to release as it is: 1,200 of the 1,200 training rows appear verbatim")
+    assert text.startswith("UNSAFE to release as it is: 1,200 of the 1,200 training rows (100.0 %) appear verbatim")
     test = audit.to_json()["exact_copies"]
     assert test["train_copies"] == 1200
     assert test["holdout_copies"] == 0
@@ -79,6 +80,7 @@ def test_training_table_released_as_synthetic_is_unsafe_with_the_count(parts) ->
     assert test["excess"]
 
 
+@pytest.mark.slow
 def test_a_holdout_sharing_some_training_rows_is_flagged_in_one_sentence(parts) -> None:
     holdout = _with_rows(parts["holdout"], parts["train"].iloc[:150])  # 12.5 % of the "non-members" are members
     audit = audit_synthetic(parts["train"], holdout, parts["indep"], parts["aux"])
@@ -115,6 +117,7 @@ def test_overlaps_compare_values_not_dtypes() -> None:
 
 
 # ----------------------------------------------------------------------------- 2. a few verbatim copies
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [6, 15])
 def test_a_few_verbatim_copies_make_the_verdict_unsafe_with_the_count(parts, k: int) -> None:
     synthetic = _with_rows(parts["indep"], parts["train"].iloc[::61].head(k))  # 0.5 % or 1.25 % of the rows
@@ -123,10 +126,11 @@ def test_a_few_verbatim_copies_make_the_verdict_unsafe_with_the_count(parts, k: 
     assert audit.copy_test.holdout_copies == 0
     assert audit.copy_test.excess
     assert risk_level(audit) == "high"
-    assert verdict(audit).startswith(f"UNSAFE to release as it is: {k} of the 1,200 training rows appear verbatim")
+    assert verdict(audit).startswith(f"UNSAFE to release as it is: {k} of the 1,200 training rows (")
     assert "Fisher exact test" in verdict(audit)
 
 
+@pytest.mark.slow
 def test_copy_test_keeps_its_level_when_copies_happen_by_chance() -> None:
     """Natural duplicates: training and holdout rows match synthetic rows equally often (null true).
 
@@ -219,6 +223,7 @@ def _tpr(audit, name: str) -> float:
     return audit.attacks[name].tpr_at_fpr["0.01"].tpr
 
 
+@pytest.mark.slow
 def test_near_copies_at_5_percent_make_the_verdict_unsafe(near_copy_audits) -> None:
     for audit in near_copy_audits[0.05]:
         assert audit.copy_test.train_copies == 0  # no verbatim copy: the exact-copy test cannot see them
@@ -230,6 +235,7 @@ def test_near_copies_at_5_percent_make_the_verdict_unsafe(near_copy_audits) -> N
         assert near["p_value"] < 1e-4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [0.01, 0.05])
 def test_true_distribution_attack_is_at_least_as_strong_as_the_simple_scores(near_copy_audits, share: float) -> None:
     """TPR at 1 % FPR of the upper-bound attack >= the distance threshold's and DOMIAS's, within noise.
