@@ -159,7 +159,8 @@ def render(saved: dict) -> str:
     """The power table (kinds x shares x tables) and the false alarms, as markdown."""
     tables = [t for t in TITLES if t in saved["power"]]
     shares = sorted({s for t in tables for k in saved["power"][t].values() for s in k}, key=float)
-    kinds = list(dict.fromkeys(k for t in tables for k in saved["power"][t]))
+    seen = {k for t in tables for k in saved["power"][t]}
+    kinds = [k for k in _load_planting().NEAR_COPY_KINDS if k in seen] + sorted(seen - set(_load_planting().NEAR_COPY_KINDS))
     head = " | ".join(f"{TITLES[t]} {100 * float(s):g} %" for t in tables for s in shares)
     lines = [f"| near-copy kind | {head} |", "|---|" + "---:|" * (len(tables) * len(shares))]
     for kind in kinds:

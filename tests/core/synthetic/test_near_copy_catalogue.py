@@ -27,6 +27,8 @@ from audit_core.synthetic.verdict import decision
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_data"
 
+pytestmark = pytest.mark.slow  # each audit of both samples takes 5-20 s on 2 busy cores (make test, not make check)
+
 #: Share of the synthetic rows planted on Adult: 2 %, except where 2 % is below 90 % power there (docs/methods.md §1.8).
 ADULT_SHARE = {"changed_4": 0.04, "swapped": 0.04}
 
