@@ -313,10 +313,11 @@ class Inputs:
         return self.data.get(name, default)
 
     def name(self, key: str, default: str | None = None) -> str:
-        """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none)."""
-        from pathlib import Path
+        """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none), or a
+        database table's name (``query`` for a query: :func:`audit_core.common.database.source_name`)."""
+        from audit_core.common.database import source_name
 
-        return Path(self.paths.get(key) or default or key).name
+        return source_name(self.paths.get(key) or default or key)
 
 
 def read_inputs(audit: Audit[Any, Any], sources: Mapping[str, Any]) -> Inputs:
