@@ -60,7 +60,7 @@ LISTED = {
     "model: ONNX pickle renamed": "is a Python pickle",
     "model: ONNX infinite loop": "did not finish scoring 64 records within 1 s",
     "model: ONNX memory bomb": "(1,000,000,000,000 values, over the 268,435,456 accepted)",
-    "model: skops untrusted type": "outside skops' trusted set, so it is not loaded: os.system",
+    "model: skops untrusted type": "outside skops' trusted set and this audit's vetted list, so it is not loaded: os.system",
     "model: skops zip bomb": "would inflate to 2,848 MB",
     "model: skops ../ member name": "a path out of the archive",
     "model: safetensors huge shapes": "not a valid safetensors file",
