@@ -26,6 +26,7 @@ class Synthetic:
     DISCLOSURE = "synthetic.disclosure"  # prefix of the disclosure form's widgets (roles, attacks, k)
     ASKED = "synthetic.asked"  # a request from the disclosure form, run on the next rerun
     GROUPS = "synthetic.groups"  # the column of the risk-by-group table: re-scores, never recomputes distances
+    DATABASE = "synthetic.database"  # prefix of the database URL fields' keys (one per table)
 
 
 class Generators:
@@ -34,6 +35,7 @@ class Generators:
     SOURCE = "generators.source"
     BANDWIDTH = "generators.bandwidth"
     PRIOR = "generators.prior"
+    DATABASE = "generators.database_url"
 
 
 class Lira:
@@ -42,6 +44,7 @@ class Lira:
     SOURCE = "lira.source"
     FPR = "lira.fpr"  # alpha slider: re-evaluates the trained models, never retrains them
     GROUPS = "lira.groups"  # the column of the risk-by-group table: re-scores, never retrains
+    DATABASE = "lira.database_url"
 
 
 class Fabrication:
@@ -66,6 +69,7 @@ class OwnModel:
     RESULT = "own_model.result"  # the last ui.run.Request
     SOURCE = "own_model.source"
     UPLOAD = "own_model.upload"  # prefix of the upload widgets' keys
+    DATABASE = "own_model.database"  # prefix of the members' and population's database URL fields' keys
 
 
 class DpClaim:

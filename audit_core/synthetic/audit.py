@@ -72,9 +72,9 @@ class AuditOptions(Settings):
     """The settings of one membership audit (:func:`audit_synthetic`), with their defaults.
 
     ``prior``, ``bandwidth`` and ``bandwidth_scale`` are the tabular audit's re-score knobs
-    (``audit_core.synthetic.spec.TabularSettings``): their knobs check them, and so does
-    nothing here. The others are knobs of these options (one parameter system, the knobs'),
-    checked once per audit by :meth:`~audit_core.contract.Settings.validate` in :func:`audit_synthetic`.
+    (``audit_core.synthetic.spec.TabularSettings``): :meth:`validate` checks them by those knobs,
+    with the CLI's sentences. The others are knobs of these options (one parameter system, the
+    knobs'); all are checked once per audit, in :func:`audit_synthetic`.
 
     Attributes
     ----------
@@ -111,6 +111,13 @@ class AuditOptions(Settings):
     max_per_class: int | None = knob(None, "Records per class", flag="max_per_class",
                                        bound=Bound("max_per_class", MIN_PER_CLASS, 10**9))  # fmt: skip
     density_ratio: bool = True
+
+    def validate(self) -> None:
+        """Its own knobs, then the prior and bandwidth by the tabular audit's knobs (nothing downstream clamps them)."""
+        from audit_core.synthetic.spec import TabularSettings
+
+        super().validate()
+        TabularSettings.checked(prior=self.prior, bandwidth=self.bandwidth, bandwidth_scale=self.bandwidth_scale)
 
     def to_json(self, seed: int) -> dict[str, Any]:
         """The settings an audit records (:attr:`SyntheticAudit.settings`), as plain JSON values."""
@@ -163,7 +170,7 @@ def audit_synthetic(
     InputError
         Mismatched or invalid tables, too few rows, a holdout that repeats the training table.
     """
-    options.validate()  # the options no knob of the tabular audit covers, once per audit
+    options.validate()  # every option, by its knob, once per audit
     report = as_progress(progress)
     report(0.0, "checking the tables")
     rng = np.random.default_rng(seed)
