@@ -344,14 +344,16 @@ if audit.overlaps:
         show_table(overlaps_table(audit))
 
 st.subheader("Risk by group")
-_AUTO = "the column with the largest spread of risk"
+_AUTO = "the column whose groups differ most in copies or risk"
 group_col = st.selectbox("Group the records by", [_AUTO, *audit.types.columns], key=state.Synthetic.GROUPS,
-                         help="Uncommon records are hit hardest: each group gets its own TPR at 1 % FPR (true-distribution "
-                         "attack, threshold from the group's own non-members).")  # fmt: skip
+                         help="Uncommon records are hit hardest: each group gets its training records copied verbatim, "
+                         "its near-copies (record linkage), its own copy test and its own TPR at 1 % FPR "
+                         "(true-distribution attack, threshold from the group's own non-members).")  # fmt: skip
 outcome = rescored(outcome, groups=None if group_col == _AUTO else group_col)  # instant: the distances are kept
 groups = outcome.value.groups
-st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 non-members in the group, so its "
-           "interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR at all.")  # fmt: skip
+st.caption(f"Grouped by **{groups.column}**: groups whose copies or near-copies exceed chance first, whatever their "
+           "size, then by TPR. ⚠: fewer than 1,000 non-members in the group, so its interval is wide; with fewer than "
+           "100 the TPR at 1 % FPR cannot be measured at all (the copies still can).")  # fmt: skip
 show_table(groups.table())
 
 disclosure = outcome.value.disclosure

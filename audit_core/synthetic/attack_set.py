@@ -68,12 +68,21 @@ class AttackSet:
         The attacker's auxiliary records (aligned).
     source : str
         "auxiliary" (a table was given) or "holdout" (a disjoint part of it).
+    holdout_pool : ndarray of int or None
+        Every holdout row that is not an auxiliary record (the non-members the whole-table
+        tests read; ``holdout_rows`` is a sample of them). None: the same as ``holdout_rows``.
     """
 
     train_rows: np.ndarray
     holdout_rows: np.ndarray
     auxiliary: pd.DataFrame
     source: str
+    holdout_pool: np.ndarray | None = None
+
+    @property
+    def non_auxiliary_holdout(self) -> np.ndarray:
+        """Every holdout row that is not an auxiliary record."""
+        return self.holdout_rows if self.holdout_pool is None else self.holdout_pool
 
     @property
     def n_members(self) -> int:
@@ -142,13 +151,14 @@ def draw_attack_set(
             f"The attack set would have {n_m} members and {n_n} non-members; at least {MIN_PER_CLASS} of each are "
             "needed, so use larger training and holdout tables."
         )
+    pool = ho_rows
     tr_rows = np.sort(rng.choice(len(aligned["train"]), size=n_m, replace=False))
     ho_rows = np.sort(rng.choice(ho_rows, size=n_n, replace=False))
     if n_n < 1000:
         warnings.append(
             f"Only {n_n} non-members: a TPR at 0.1 % FPR needs at least 10,000 and one at 1 % FPR at least 1,000 to be measured."
         )
-    return AttackSet(train_rows=tr_rows, holdout_rows=ho_rows, auxiliary=aux, source=aux_source)
+    return AttackSet(train_rows=tr_rows, holdout_rows=ho_rows, auxiliary=aux, source=aux_source, holdout_pool=np.sort(pool))
 
 
 def stratified_folds(is_member: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:

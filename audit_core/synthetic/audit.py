@@ -37,6 +37,7 @@ from audit_core.common.limits import Bound
 from audit_core.common.roc import AttackMetrics, evaluate_attack
 from audit_core.common.runtime import ProgressFn, as_progress, sub_progress
 from audit_core.contract import Settings, knob
+from audit_core.synthetic.agreement import MatchTable, match_table
 from audit_core.synthetic.attack_set import (
     MIN_PER_CLASS,
     AttackSet,
@@ -45,11 +46,18 @@ from audit_core.synthetic.attack_set import (
     pseudo_labels,
     stratified_folds,
 )
-from audit_core.synthetic.copies import copy_test, near_copy_test, table_overlaps, verbatim_records
+from audit_core.synthetic.copies import (
+    copied_rows,
+    copy_test,
+    near_copy_test,
+    row_keys,
+    table_overlaps,
+    verbatim_records,
+)
 from audit_core.synthetic.density import LOG_AXIS_SCALE
 from audit_core.synthetic.distributed_distance import nearest_gower_on
-from audit_core.synthetic.encoding import EncodedTable, GowerEncoding, encode_for_gower
-from audit_core.synthetic.linkage import linkage_test
+from audit_core.synthetic.encoding import GowerEncoding, encode_for_gower
+from audit_core.synthetic.linkage import LinkageTest, linkage_test
 from audit_core.synthetic.result import SyntheticAudit
 from audit_core.synthetic.scoring import AttackScores, density_ratio_score, score_attacks
 
@@ -167,7 +175,8 @@ def audit_synthetic(
     report(0.0, "checking the tables")
     rng = np.random.default_rng(seed)
     aligned = _align_inputs(train, holdout, synthetic, auxiliary, types)
-    overlaps = table_overlaps(aligned.frames, aligned.types)
+    keys = {name: row_keys(frame, aligned.types) for name, frame in aligned.frames.items()}
+    overlaps = table_overlaps(aligned.frames, aligned.types, keys=keys)
     holdout_flag = check_holdout(overlaps)
     warnings = [*aligned.warnings, *([holdout_flag] if holdout_flag else [])]
     attack = draw_attack_set(aligned, options.aux_share, options.balance, options.max_per_class, rng, warnings)
@@ -176,15 +185,17 @@ def audit_synthetic(
     dist = _attack_distances(aligned, attack, density_ratio=options.density_ratio, progress=progress, client=client)
 
     report(0.86, "record-linkage scan of near-copies")
-    attack_enc, aux_enc, syn_enc = dist.attack_and_auxiliary()
-    linkage = linkage_test(attack_enc, attack.is_member, aux_enc, syn_enc, seed=seed)
+    linkage = _linkage(aligned, attack, dist, seed=seed, client=client, progress=sub_progress(progress, 0.86, 0.9))
     report(0.9, "fitting the densities")
     folds = stratified_folds(attack.is_member, int(options.n_folds), rng)
     pseudo = pseudo_labels(dist.auxiliary, float(options.aux_quantile), rng)
     settings = options.to_json(seed)
     scored = score_attacks(dist.attack, attack.is_member, folds, dist.auxiliary, pseudo, settings)
     report(1.0, "done")
-    records, attacks = _attack_records(attack, dist, scored)
+    pool = attack.non_auxiliary_holdout
+    pool_copied = np.r_[np.isin(keys["train"], keys["synthetic"]), np.isin(keys["holdout"][pool], keys["synthetic"])]
+    at = np.r_[attack.train_rows, len(aligned["train"]) + np.searchsorted(pool, attack.holdout_rows)]
+    records, attacks = _attack_records(attack, dist, scored, linkage, pool_copied[at])
     return SyntheticAudit(
         records=records,
         attacks=attacks,
@@ -200,14 +211,17 @@ def audit_synthetic(
         settings=settings,
         types=aligned.types,
         warnings=tuple(warnings),
-        copy_test=copy_test(overlaps),
+        copy_test=copy_test(overlaps, unfolded_train_copies=int(copied_rows(aligned["train"], aligned["synthetic"],
+                                                                             aligned.types, fold=False).sum())),
         overlaps=overlaps,
         holdout_flag=holdout_flag,
         near_copies=near_copy_test(dist.attack, attack.is_member, dist.auxiliary),
-        verbatim=verbatim_records(aligned.frames, aligned.types),
+        verbatim=verbatim_records(aligned.frames, aligned.types, keys=keys),
         linkage=linkage,
         frames={name: _compact(aligned[name], aligned.types) for name in ("train", "holdout", "synthetic")},
         encoding=dist.encoder,
+        pool_holdout_rows=pool,
+        pool_copied=pool_copied,
     )
 
 
@@ -252,8 +266,9 @@ class _Distances:
         Distance of each attack record to its nearest auxiliary record (density ratio only).
     encoder : GowerEncoding
         The Gower ranges and codes fitted on the real tables.
-    query, synthetic : EncodedTable
-        The encoded attack records followed by the auxiliary records, and the encoded synthetic table.
+    query, synthetic : MatchTable
+        The attack records followed by the auxiliary records, and the synthetic table, encoded with
+        their exact numbers (the record-linkage scan reads both).
     """
 
     attack: np.ndarray
@@ -261,11 +276,11 @@ class _Distances:
     nearest: np.ndarray
     to_auxiliary: np.ndarray | None
     encoder: GowerEncoding
-    query: EncodedTable
-    synthetic: EncodedTable
+    query: MatchTable
+    synthetic: MatchTable
 
-    def attack_and_auxiliary(self) -> tuple[EncodedTable, EncodedTable, EncodedTable]:
-        """The encoded attack records, auxiliary records (the query holds the attack set first) and synthetic rows."""
+    def attack_and_auxiliary(self) -> tuple[MatchTable, MatchTable, MatchTable]:
+        """The attack records, the auxiliary records (the query holds the attack set first) and the synthetic rows."""
         n = self.attack.size
         return self.query.rows(np.arange(n)), self.query.rows(np.arange(n, self.query.n_rows)), self.synthetic
 
@@ -302,15 +317,27 @@ def _attack_distances(
         aux_nn_d = np.clip(np.asarray(aux_nn.distance, dtype=np.float64), 0.0, 1.0)
     return _Distances(
         attack=dist[:n_attack], auxiliary=dist[n_attack:], nearest=nearest[:n_attack], to_auxiliary=aux_nn_d, encoder=encoder,
-        query=query_enc, synthetic=syn_enc,
+        query=match_table(encoder, query, query_enc), synthetic=match_table(encoder, aligned["synthetic"], syn_enc),
     )
 
 
+def _linkage(
+    aligned: AlignedTables, attack: AttackSet, dist: _Distances, *, seed: int, client: Any, progress: ProgressFn | None
+) -> LinkageTest:
+    """The record-linkage scan over every training row and every holdout row that is not an auxiliary record."""
+    _, aux_m, syn_m = dist.attack_and_auxiliary()
+    members = match_table(dist.encoder, aligned["train"])
+    non_members = match_table(dist.encoder, aligned["holdout"].iloc[attack.non_auxiliary_holdout])
+    return linkage_test(members, non_members, aux_m, syn_m, seed=seed, client=client, progress=progress)
+
+
 def _attack_records(
-    attack: AttackSet, dist: _Distances, scored: AttackScores
+    attack: AttackSet, dist: _Distances, scored: AttackScores, linkage: LinkageTest, copied: np.ndarray
 ) -> tuple[pd.DataFrame, dict[str, AttackMetrics]]:
     """The per-record table (:data:`~audit_core.synthetic.result.RECORD_COLUMNS`) and the scored attacks, density ratio too."""
     is_member = attack.is_member
+    n_train = linkage.statistic.size - attack.non_auxiliary_holdout.size
+    at = np.r_[attack.train_rows, n_train + np.searchsorted(attack.non_auxiliary_holdout, attack.holdout_rows)]
     records = pd.DataFrame(
         {
             "source": np.r_[
@@ -324,6 +351,9 @@ def _attack_records(
             "nearest_synthetic_row": dist.nearest,
             "p_member_true_supported": scored.supported_true,
             "p_member_realistic_supported": scored.supported_real,
+            "linkage_score": linkage.statistic[at],
+            "near_copy": linkage.near[at],
+            "copied": copied,
         }
     )
     attacks = dict(scored.attacks)

@@ -37,6 +37,7 @@ from audit_core.common.runtime import ProgressFn, as_progress
 from audit_core.synthetic.distance import NearestNeighbours, nearest_gower, pair_distances
 from audit_core.synthetic.encoding import MISSING_CODE, EncodedTable, GowerEncoding, check_same_encoding, encode_for_gower
 from audit_core.synthetic.nearest_scan import scan_numba
+from audit_core.synthetic.numba_runtime import match_worker_threads
 
 __all__ = ["REFERENCE_BLOCK_ROWS", "encode_parquet", "nearest_gower_on", "nearest_gower_parquet"]
 
@@ -45,21 +46,6 @@ REFERENCE_BLOCK_ROWS = 2_000_000
 
 _QUERY_BLOCK_ROWS = 50_000
 """Largest query block per task; smaller blocks are used to give every worker several tasks."""
-
-
-def _set_threads() -> None:
-    """One numba thread per Dask worker thread (several workers share a machine's cores)."""
-    import numba
-
-    try:
-        from distributed import get_worker
-
-        threads = int(get_worker().state.nthreads)
-    except (ValueError, AttributeError):  # not on a worker
-        return
-    # numba.config sets NUMBA_NUM_THREADS from the environment at import: mypy does not see it
-    most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
-    numba.set_num_threads(max(1, min(threads, most)))
 
 
 def _kinds(reference: EncodedTable) -> list[np.ndarray]:
@@ -72,7 +58,7 @@ def _kinds(reference: EncodedTable) -> list[np.ndarray]:
 
 def _block_minimum(query: EncodedTable, reference: EncodedTable, rows: np.ndarray, exact: bool):
     """One task: the engine's kernel over one reference block; (float32 distance, global row[, float64 distance])."""
-    _set_threads()
+    match_worker_threads()
     d, i = scan_numba(query, reference, block_rows=None, progress=None)
     if not exact:
         return d, rows[i]

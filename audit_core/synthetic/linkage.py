@@ -1,54 +1,53 @@
-"""Near-copies beyond a fixed distance: a record-linkage scan (issue 18.2, Fellegi-Sunter style agreement weights).
+"""Near-copies under any change: the record-linkage scan (docs/methods.md §1.8).
 
-A training record copied with one or two values nudged (age +-1, hours +-2, one category
-changed) sits just past any fixed Gower tolerance, and the near-copy test of
-:mod:`audit_core.synthetic.copies` misses it. Record linkage asks another question: on how
-many columns does a record *agree* with its best synthetic match, weighted by how rarely
-two records of this population agree there by chance?
+A training record copied with a few values changed (numbers moved by a few per cent of
+their range, a category swapped, a number rounded, a value left empty) sits past any fixed
+Gower tolerance: one changed category costs 1/p of the distance, as much as the median
+nearest-neighbour distance. Record linkage asks another question: how strongly does the
+record *agree* with its best synthetic match, weighted by how rarely two records of this
+population agree there by chance (:mod:`audit_core.synthetic.agreement`: Fellegi-Sunter
+weights, equality on a value one person has weighs ``log(m n)``, a disagreement
+``log((1 - m) / (1 - u))``)?
 
-- Per column ``j``, ``p_j`` = the chance that two auxiliary records agree on it (equal
-  categories; numbers within ``t`` of the column's range), and the agreement weight is
-  ``w_j = -log p_j``: agreeing on a rare value says more than agreeing on a common one.
-- A record's score is the largest sum of ``w_j`` over the columns on which it agrees with
-  one synthetic record (its best match; :func:`_best_agreement`, a compiled kernel).
-- Two statistics per record: that score (*absolute*), and the score minus the record's
-  best agreement with half of the auxiliary records (*relative*: a record of a crowded
-  part of the population agrees with someone by chance; a copied record agrees with the
-  synthetic table far more than with strangers).
-- "Near" = a statistic above the 99th (or 95th) percentile of the same statistic over
-  auxiliary records (read off them only, so members and non-members stay exchangeable
-  when the generator did not copy); a one-sided Fisher exact test then compares members
-  with non-members, as the copy tests do.
-- The scan: 2 numeric tolerances (:data:`_TOLERANCES`, shares of each column's range) x 2
-  statistics x 2 quantiles = 8 tests. Its p-value is the share of random relabellings of
-  the attack set whose smallest p-value is as small (:data:`_PERMUTATIONS`), so the
-  false-alarm rate of the whole scan is at most ``alpha`` (tested by simulation) without
-  Bonferroni's slack over these correlated tests.
+- Per audited record, two statistics: its best agreement with the synthetic rows
+  (*absolute*), and that minus its best agreement with the auxiliary records (*relative*:
+  the member against the best-matching non-member; a record of a crowded part of the
+  population agrees with someone by chance, a copied record agrees with the synthetic
+  table far more than with anyone of the population).
+- The records tested: every training row (members), every holdout row that is not an
+  auxiliary record, and a seeded half of the auxiliary records (non-members: the other half
+  fits the weights and is the relative statistic's comparison). With more non-members than
+  members, a member among the top records is stronger evidence.
+- "Near" = among the top 4, 8, 16, ... records by a statistic, up to :data:`_TOP_SHARE` of
+  them (ties included; the cut-offs use the statistics alone, never the labels). Per
+  statistic and cut-off a one-sided Fisher exact test of members against non-members, read
+  as a mid-p value (``P(X > x) + P(X = x) / 2``: the plain Fisher p-value is 1 whenever no
+  member is near, which wastes the level).
+- The scan's p-value is the mid-rank of the observed smallest mid-p among
+  :data:`_PERMUTATIONS` random relabellings of the tested records. Under "the generator
+  did not copy" members and non-members are exchangeable given the statistics, so the scan's
+  false-alarm rate is its level (400 simulated populations: tests), without Bonferroni's
+  slack over these correlated tests.
 
-Measured (sample Adult, 2 % of the training rows planted into a GaussianCopula table, 10
-seeds): age +-1 and hours +-2 detected in 10 / 10 (p <= 0.002); one numeric moved by 2 %
-of its range and one category changed in 9 / 10 at 5 % (6 / 10 at 1 %).
+The scan runs through the agreement engine (blocks read best bound first and pruned, float32,
+the chosen pair in float64) and on the Dask cluster when one is given.
+
+Measured: docs/methods.md §1.8 and README (the near-copy catalogue's power on the bundled
+Adult and German Credit samples).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numba
 import numpy as np
 from scipy import stats
 
-from audit_core.synthetic.encoding import EncodedTable
-from audit_core.synthetic.numba_runtime import NUMBA_CACHE, NUMBA_LOCK
+from audit_core.common.runtime import ProgressFn, sub_progress
+from audit_core.synthetic.agreement import AGREE_M, CLOSE_M, TOLERANCES, MatchTable, best_agreement, fit_weights
 
 __all__ = ["LINKAGE_ALPHA", "LinkageTest", "linkage_test"]
-
-_TOLERANCES: tuple[float, ...] = (0.01, 0.03)
-"""Numeric agreement tolerances scanned, as shares of each column's range (0: equal values)."""
-
-_NEAR_QUANTILES = (0.99, 0.95)
-"""A record is "near" when its score exceeds this quantile of the auxiliary records' scores."""
 
 LINKAGE_ALPHA = 0.05
 """Level of the scan (its p-value from relabellings): below it the verdict is at least elevated."""
@@ -56,79 +55,14 @@ LINKAGE_ALPHA = 0.05
 _LINKAGE_STRONG = 0.01
 """Below this p-value the near-copies make the verdict high, as the other copy tests do."""
 
-_PAIR_BUDGET = 400_000_000
-"""Most (record, synthetic row) pairs scored; beyond it a seeded sample of the synthetic rows is compared."""
+_TOP_SHARE = 0.05
+"""The largest cut-off: a record is "near" when its statistic is among the top 4, 8, 16, ... records, up to this share."""
+
+_FEWEST = 4  # the smallest cut-off
+_PERMUTATION_CELLS = 4_000_000  # relabellings x near records drawn at once
 
 _PERMUTATIONS = 999
 """Relabellings of the attack set behind the scan's p-value (resolution 0.001)."""
-_P_FLOOR = 1e-6  # agreement chances below this are read as this (a weight of at most 13.8)
-
-
-def _agreement_weights(aux: EncodedTable, tolerances: tuple[float, ...] = _TOLERANCES) -> tuple[np.ndarray, np.ndarray]:
-    """``-log p_j`` per column from the auxiliary records: categorical ``[n_cat]``, numeric ``[T, n_num]``.
-
-    ``p_j`` is the share of pairs of distinct auxiliary records that agree on column ``j``
-    (equal codes, missing equal to missing; numbers within the tolerance, a missing number
-    agreeing with nothing).
-    """
-    n = aux.n_rows
-    pairs = max(n * (n - 1), 1)
-    cat = np.empty(aux.codes.shape[1])
-    for j in range(aux.codes.shape[1]):
-        counts = np.unique(aux.codes[:, j], return_counts=True)[1].astype(np.float64)
-        cat[j] = float((counts * (counts - 1)).sum()) / pairs
-    num = np.empty((len(tolerances), aux.numeric.shape[1]))
-    for j in range(aux.numeric.shape[1]):
-        x = np.sort(aux.numeric[:, j].astype(np.float64))
-        x = x[np.isfinite(x)]
-        for t, tol in enumerate(tolerances):
-            within = np.searchsorted(x, x + tol + 1e-7, side="right") - np.searchsorted(x, x - tol - 1e-7, side="left")
-            num[t, j] = float((within - 1).sum()) / pairs
-    weight = lambda p: -np.log(np.clip(p, _P_FLOOR, 1.0))  # noqa: E731
-    return weight(cat), weight(num)
-
-
-@numba.njit(parallel=True, fastmath=False, nogil=True, boundscheck=False, cache=NUMBA_CACHE)
-def _best_agreement_kernel(q_num, q_cat, s_num, s_cat, w_num, w_cat, tols, out):  # pragma: no cover - compiled
-    n, m, t_count = q_num.shape[0], s_num.shape[0], tols.shape[0]
-    pn, pc = q_num.shape[1], q_cat.shape[1]
-    for i in numba.prange(n):
-        best = np.zeros(t_count)
-        for k in range(m):
-            base = 0.0
-            for j in range(pc):
-                if q_cat[i, j] == s_cat[k, j]:
-                    base += w_cat[j]
-            for t in range(t_count):
-                v = base
-                for j in range(pn):
-                    if abs(q_num[i, j] - s_num[k, j]) <= tols[t] + 1e-7:  # NaN agrees with nothing
-                        v += w_num[t, j]
-                if v > best[t]:
-                    best[t] = v
-        for t in range(t_count):
-            out[i, t] = best[t]
-
-
-def _best_agreement(
-    query: EncodedTable,
-    synthetic: EncodedTable,
-    weights: tuple[np.ndarray, np.ndarray],
-    tolerances: tuple[float, ...] = _TOLERANCES,
-) -> np.ndarray:
-    """``[n_query, T]``: each record's largest agreement score over the synthetic rows, per tolerance."""
-    out = np.zeros((query.n_rows, len(tolerances)))
-    if query.n_rows == 0 or synthetic.n_rows == 0:
-        return out
-    w_cat, w_num = weights
-    args = (
-        np.ascontiguousarray(query.numeric, dtype=np.float64), np.ascontiguousarray(query.codes, dtype=np.int64),
-        np.ascontiguousarray(synthetic.numeric, dtype=np.float64), np.ascontiguousarray(synthetic.codes, dtype=np.int64),
-        np.ascontiguousarray(w_num), np.ascontiguousarray(w_cat), np.asarray(tolerances, dtype=np.float64),
-    )  # fmt: skip
-    with NUMBA_LOCK:
-        _best_agreement_kernel(*args, out)
-    return out
 
 
 @dataclass(frozen=True)
@@ -138,22 +72,32 @@ class LinkageTest:
     Attributes
     ----------
     tolerances : tuple of float
-        Numeric tolerances scanned (shares of each column's range).
+        The closeness levels of the agreement weights (shares of each column's range).
     tests : tuple of str
-        The scanned tests, in order ("absolute, tolerance 0.01, 99 %", ...).
+        The scanned tests, in order ("relative, top 1 %", ...).
     members_near, non_members_near : tuple of int
-        Members / non-members above each test's threshold.
+        Members / non-members near by each test.
     n_members, n_non_members : int
     thresholds : tuple of float
-        Each test's threshold (a quantile of the auxiliary records' statistic).
+        Each test's cut-off on its statistic (records at or above it are near).
     p_values : tuple of float
-        One-sided Fisher exact p-value per test.
+        One-sided Fisher exact mid-p value per test.
     p_value : float
         The scan's p-value (relabellings); ``excess`` is ``p_value < alpha``.
     best : int
-        The test with the smallest p-value (index into ``tests``).
+        The test with the smallest mid-p value (index into ``tests``).
     synthetic_rows_compared : int
-        Synthetic rows the scores were taken over (all of them unless :data:`_PAIR_BUDGET` capped it).
+        Synthetic rows the best matches were sought among (all of them).
+    statistic : numpy.ndarray
+        Per audited record, the relative statistic (float64).
+    near : numpy.ndarray
+        Per audited record, near by the best test (bool).
+    best_row : numpy.ndarray
+        Per audited record, its best-matching synthetic row.
+    n_auxiliary_non_members : int
+        Auxiliary records counted among the non-members (the half that neither fits the weights nor compares).
+    n_reference : int
+        Auxiliary records the weights are fitted on and the relative statistic compares with.
     """
 
     tolerances: tuple[float, ...]
@@ -167,6 +111,11 @@ class LinkageTest:
     p_value: float
     best: int
     synthetic_rows_compared: int
+    statistic: np.ndarray = field(repr=False)
+    near: np.ndarray = field(repr=False)
+    best_row: np.ndarray = field(repr=False)
+    n_auxiliary_non_members: int = 0
+    n_reference: int = 0
     alpha: float = LINKAGE_ALPHA
 
     @property
@@ -180,10 +129,14 @@ class LinkageTest:
         return self.p_value < _LINKAGE_STRONG
 
     def to_json(self) -> dict[str, Any]:
-        """Per tolerance counts and p-values, the scan's p-value and its verdict."""
+        """Per test counts and mid-p values, the scan's p-value and its verdict."""
         return {
-            "test": "record-linkage near-copy scan: members above a high quantile of the auxiliary records' agreement "
-            "statistic more often than non-members (one-sided Fisher exact test per test, scan p-value by relabelling)",
+            "test": "record-linkage near-copy scan: members among the audited records that agree most with a synthetic "
+            "record (rarity-weighted Fellegi-Sunter agreement, absolute and relative to the best-matching auxiliary "
+            "record) more often than non-members (one-sided Fisher exact mid-p per test, scan p-value by relabelling)",
+            "weights": "equal value: log(m / f(value)); number within a tolerance: log(m_k / u_k(value)), below the "
+            f"equal weight; disagreement: log((1 - m) / (1 - u)); frequencies from the auxiliary records; m = {AGREE_M:g}, "
+            f"m_k = {', '.join(f'{m:g}' for m in CLOSE_M)}",
             "tolerances": list(self.tolerances),
             "tests": list(self.tests),
             "members_near": list(self.members_near),
@@ -198,80 +151,140 @@ class LinkageTest:
             "strong": self.strong,
             "best_test": self.tests[self.best],
             "synthetic_rows_compared": self.synthetic_rows_compared,
+            "auxiliary_non_members": self.n_auxiliary_non_members,
+            "auxiliary_reference": self.n_reference,
         }
 
 
+def _cut_offs(n: int) -> list[int]:
+    """Numbers of top records tested: 4, 8, 16, ... up to :data:`_TOP_SHARE` of the ``n`` records (at least one cut-off).
+
+    Fewer than 4 cannot be significant: with members a minority of the records, even the top 3 all
+    members happens by chance more often than 5 % of the time.
+    """
+    most = max(_FEWEST, int(_TOP_SHARE * n))
+    return [k for k in (1 << i for i in range(2, most.bit_length())) if k <= most]
+
+
 def linkage_test(
-    attack: EncodedTable,
-    is_member: np.ndarray,
-    auxiliary: EncodedTable,
-    synthetic: EncodedTable,
+    members: MatchTable,
+    non_members: MatchTable,
+    auxiliary: MatchTable,
+    synthetic: MatchTable,
     *,
     seed: int = 0,
-    tolerances: tuple[float, ...] = _TOLERANCES,
     alpha: float = LINKAGE_ALPHA,
+    client: Any = None,
+    progress: ProgressFn | None = None,
 ) -> LinkageTest:
-    """Run the scan: weights from ``auxiliary``, scores of the attack and auxiliary records, one test per tolerance."""
-    member = np.asarray(is_member, dtype=bool)
-    n_query = attack.n_rows + auxiliary.n_rows
-    cap = max(_PAIR_BUDGET // max(n_query, 1), 1)
-    if synthetic.n_rows > cap:
-        rows = np.sort(np.random.default_rng(seed).choice(synthetic.n_rows, size=cap, replace=False))
-        synthetic = synthetic.rows(rows)
-    weights = _agreement_weights(auxiliary, tolerances)
-    scores = _best_agreement(attack, synthetic, weights, tolerances)
-    aux_scores = _best_agreement(auxiliary, synthetic, weights, tolerances)
-    top = weights[0].sum() + weights[1].sum(axis=1)
-    columns = [(scores[:, t], aux_scores[:, t], top[t]) for t in range(len(tolerances))]
-    # relative: minus the best agreement with one half of the auxiliary records, calibrated on the other half
+    """Run the scan (module docstring) on every given member and non-member.
+
+    Parameters
+    ----------
+    members, non_members : MatchTable
+        The training records, and the holdout records that are not auxiliary records.
+    auxiliary : MatchTable
+        The population's records: a seeded half fits the weights and is the comparison of the
+        relative statistic; the other half joins the non-members (so a member among the top
+        weighs more than against the holdout alone).
+    synthetic : MatchTable
+    seed, alpha, client, progress
+        The split of the auxiliary records and the relabellings; the level; a Dask client; progress.
+    """
     perm = np.random.default_rng(seed + 1).permutation(auxiliary.n_rows)
-    half = auxiliary.n_rows // 2
-    a1, a2 = auxiliary.rows(np.sort(perm[:half])), auxiliary.rows(np.sort(perm[half:]))
-    rel_att = scores - _best_agreement(attack, a1, weights, tolerances)
-    rel_a2 = _best_agreement(a2, synthetic, weights, tolerances) - _best_agreement(a2, a1, weights, tolerances)
-    columns += [(rel_att[:, t], rel_a2[:, t], np.inf) for t in range(len(tolerances))]
+    half = max(1, auxiliary.n_rows // 2)
+    reference, extra = auxiliary.rows(np.sort(perm[:half])), auxiliary.rows(np.sort(perm[half:]))
+    pool = _stack([members, non_members, extra])
+    member = np.r_[np.ones(members.n_rows, dtype=bool), np.zeros(non_members.n_rows + extra.n_rows, dtype=bool)]
+    weights = fit_weights(reference)
+    qw = weights.query_weights(pool)
+    to_syn, rows = best_agreement(pool, synthetic, weights, client=client, progress=sub_progress(progress, 0.0, 0.6),
+                                  query_weights=qw)  # fmt: skip
+    to_aux, _ = best_agreement(pool, reference, weights, client=client, progress=sub_progress(progress, 0.6, 1.0),
+                               query_weights=qw)  # fmt: skip
+    statistics = {"absolute": to_syn, "relative": to_syn - to_aux}
+    n = member.size
     masks, thresholds, names = [], [], []
-    for k, (score, ref, most) in enumerate(columns):
-        for quantile in _NEAR_QUANTILES:
-            names.append(f"{'absolute' if k < len(tolerances) else 'relative'}, tolerance "
-                         f"{tolerances[k % len(tolerances)]:g}, {100 * quantile:g} %")  # fmt: skip
-            q = float(np.quantile(ref, quantile))
-            masks.append(score >= q - 1e-9 if q >= most - 1e-9 else score > q + 1e-9)
-            thresholds.append(q)
+    for name, stat in statistics.items():
+        ordered = np.sort(stat)[::-1]
+        for k in _cut_offs(n):
+            cut = float(ordered[k - 1])
+            masks.append(stat >= cut)
+            thresholds.append(cut)
+            names.append(f"{name}, top {k} record{'s' if k > 1 else ''}")
     near = np.array(masks)
     near_m, near_n = (near & member).sum(axis=1), (near & ~member).sum(axis=1)
-    ps = _hypergeom_sf(near_m, near, member.sum())
+    ps = _mid_p(near_m, near.sum(axis=1), n, int(member.sum()))
     best = int(np.argmin(ps))
+    given = members.n_rows + non_members.n_rows
     return LinkageTest(
-        tolerances=tuple(tolerances), tests=tuple(names), members_near=tuple(int(x) for x in near_m),
+        tolerances=tuple(TOLERANCES), tests=tuple(names), members_near=tuple(int(x) for x in near_m),
         non_members_near=tuple(int(x) for x in near_n), n_members=int(member.sum()), n_non_members=int((~member).sum()),
         thresholds=tuple(thresholds), p_values=tuple(float(p) for p in ps),
         p_value=_scan_p_value(near, member, float(ps[best]), seed=seed), best=best,
-        synthetic_rows_compared=synthetic.n_rows, alpha=alpha,
+        synthetic_rows_compared=synthetic.n_rows, statistic=statistics["relative"][:given], near=near[best][:given],
+        best_row=rows[:given], n_auxiliary_non_members=extra.n_rows, n_reference=reference.n_rows, alpha=alpha,
     )  # fmt: skip
 
 
-def _hypergeom_sf(hits: np.ndarray, near: np.ndarray, n_members: int) -> np.ndarray:
-    """One-sided Fisher exact p-value of each row of ``near`` (members among the near records), vectorised."""
-    n_total = near.shape[1]
-    drawn = near.sum(axis=1)
-    return np.where(hits > 0, stats.hypergeom.sf(hits - 1, n_total, n_members, drawn), 1.0)
+def _stack(tables: list[MatchTable]) -> MatchTable:
+    """The records of several tables of the same encoding, one after the other."""
+    first = tables[0].encoded
+    encoded = replace(first, numeric=np.concatenate([t.encoded.numeric for t in tables]),
+                      codes=np.concatenate([t.encoded.codes for t in tables]))  # fmt: skip
+    return MatchTable(encoded, np.concatenate([t.exact for t in tables]))
+
+
+def _mid_p(hits: np.ndarray, drawn: np.ndarray, n_total: int, n_members: int) -> np.ndarray:
+    """One-sided Fisher exact mid-p value, ``P(X > hits) + P(X = hits) / 2`` for X hypergeometric, elementwise."""
+    law = stats.hypergeom
+    return np.clip(law.sf(hits, n_total, n_members, drawn) + 0.5 * law.pmf(hits, n_total, n_members, drawn), 0.0, 1.0)
+
+
+def _mid_p_table(drawn: int, n_total: int, n_members: int) -> np.ndarray:
+    """The mid-p value of every number of members near, 0..drawn (one hypergeometric pmf, summed from the top)."""
+    from scipy.special import gammaln
+
+    h = np.arange(drawn + 1)
+    log_pmf = (gammaln(n_members + 1) - gammaln(h + 1) - gammaln(n_members - h + 1)
+               + gammaln(n_total - n_members + 1) - gammaln(drawn - h + 1) - gammaln(n_total - n_members - drawn + h + 1)
+               - gammaln(n_total + 1) + gammaln(drawn + 1) + gammaln(n_total - drawn + 1))  # fmt: skip
+    possible = (h <= n_members) & (drawn - h <= n_total - n_members)
+    pmf = np.where(possible, np.exp(np.where(possible, log_pmf, 0.0)), 0.0)
+    above = np.concatenate([np.cumsum(pmf[::-1])[::-1][1:], [0.0]])  # P(X > h)
+    return np.clip(above + 0.5 * pmf, 0.0, 1.0)
 
 
 def _scan_p_value(near: np.ndarray, member: np.ndarray, observed: float, *, seed: int) -> float:
-    """The scan's p-value: how often a random relabelling of the attack set gives a smallest p-value as small.
+    """The scan's p-value: the mid-rank of the observed smallest mid-p among random relabellings.
 
     Under "the generator did not copy", members and non-members are exchangeable given the
-    near masks (their thresholds come from the auxiliary records only), so permuting the
-    labels draws from the null of the whole scan: the minimum over correlated tests is
-    calibrated without Bonferroni's slack. Seeded: the same inputs give the same p-value.
+    statistics (the cut-offs never read the labels), so permuting the labels draws from the
+    null of the whole scan: the minimum over correlated tests is calibrated without
+    Bonferroni's slack. Only the records near by some test matter: a relabelling draws how
+    many of them are members (hypergeometric), then which. Ties count half, so the level is
+    spent rather than lost to ties. Seeded: the same inputs give the same p-value.
     """
     rng = np.random.default_rng(seed + 2)
-    n_members = int(member.sum())
-    labels = np.zeros((_PERMUTATIONS, member.size), dtype=bool)
-    for b in range(_PERMUTATIONS):
-        labels[b, rng.choice(member.size, size=n_members, replace=False)] = True
-    hits = near.astype(np.int32) @ labels.T.astype(np.int32)  # [tests, permutations]
-    drawn = near.sum(axis=1)[:, None]
-    null = np.where(hits > 0, stats.hypergeom.sf(hits - 1, member.size, n_members, drawn), 1.0).min(axis=0)
-    return float((1 + np.sum(null <= observed * (1 + 1e-9))) / (_PERMUTATIONS + 1))
+    n, n_members = member.size, int(member.sum())
+    union = np.flatnonzero(near.any(axis=0))
+    sub = near[:, union].astype(np.float32)  # [tests, u]
+    drawn = near.sum(axis=1)
+    table = np.ones((drawn.size, int(drawn.max()) + 1))  # mid-p by test and members near
+    for t, d in enumerate(drawn):
+        table[t, : d + 1] = _mid_p_table(int(d), n, n_members)
+    u = union.size
+    null = np.empty(_PERMUTATIONS)
+    chunk = max(1, _PERMUTATION_CELLS // max(u, 1))
+    for start in range(0, _PERMUTATIONS, chunk):
+        b = min(chunk, _PERMUTATIONS - start)
+        k = rng.hypergeometric(n_members, n - n_members, u, size=b)  # members among the near records
+        keys = rng.random((b, u))
+        kth = np.sort(keys, axis=1)[np.arange(b), np.maximum(k - 1, 0)]
+        labels = (keys <= kth[:, None]) & (k[:, None] > 0)  # a random k of the near records are members
+        hits = np.rint(labels.astype(np.float32) @ sub.T).astype(np.int64)  # [b, tests]
+        null[start : start + b] = table[np.arange(drawn.size)[None, :], hits].min(axis=1)
+    tol = observed * 1e-9
+    below = np.sum(null < observed - tol)
+    ties = np.sum(np.abs(null - observed) <= tol)
+    return float((below + 0.5 * (ties + 1)) / (_PERMUTATIONS + 1))

@@ -34,6 +34,9 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "nearest_synthetic_row",
     "p_member_true_supported",
     "p_member_realistic_supported",
+    "linkage_score",
+    "near_copy",
+    "copied",
 )
 
 
@@ -73,7 +76,11 @@ class SyntheticAudit:
         record), ``p_member_true`` (cross-fitted), ``p_member_realistic``,
         ``nearest_synthetic_row`` and ``p_member_true_supported`` /
         ``p_member_realistic_supported`` (False: neither class has data near that
-        distance, the probability reads near the prior; "too little data to tell").
+        distance, the probability reads near the prior; "too little data to tell"),
+        ``linkage_score`` (the record-linkage scan's relative statistic: how much more the
+        record agrees with its best synthetic match than with any auxiliary record) and
+        ``near_copy`` (flagged by the scan's strongest test) and ``copied`` (an identical row,
+        categories folded for case and whitespace, is in the synthetic table).
     attacks : dict of str to AttackMetrics
         ``"true_distribution"`` and ``"realistic"``, scored by ``P(member | d)``;
         ``"domias"`` (when ``density_ratio``), scored by
@@ -122,6 +129,12 @@ class SyntheticAudit:
         the disclosure attacks), categorical columns as pandas ``category`` (same labels).
     encoding : GowerEncoding
         The Gower ranges and codes fitted on the real tables (for per-column shares).
+    pool_holdout_rows : ndarray of int or None
+        The holdout rows that are not auxiliary records: with every training row, the records the
+        record-linkage scan tested (``linkage.near`` and ``linkage.statistic`` are in that order,
+        training rows first) and risk by group counts copies over.
+    pool_copied : ndarray of bool or None
+        Each of those records copied verbatim into the synthetic table (categories folded).
     """
 
     records: pd.DataFrame
@@ -146,6 +159,8 @@ class SyntheticAudit:
     encoding: GowerEncoding = field(repr=False)
     warnings: tuple[str, ...] = ()
     holdout_flag: str | None = None
+    pool_holdout_rows: np.ndarray | None = field(default=None, repr=False)
+    pool_copied: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_members(self) -> int:
