@@ -129,8 +129,8 @@ class Knob:
         if isinstance(default, tuple):
             item = float if self.bound is not None and not self.bound.integer else int if self.bound is not None else str
             return lambda text: tuple(_parse_item(v, item, self.choices) for v in csv_list(text))
-        if self.choices is not None and self.bound is not None:
-            return lambda text: _parse_item(text, float, self.choices)
+        if (choices := self.choices) is not None and self.bound is not None:  # a choice or a number; other text is
+            return lambda text: _choice_or_number(text, choices)  # left to check(), whose sentence names both
         if isinstance(default, int | float) and not isinstance(default, bool):
             return type(default)
         if self.bound is not None:
@@ -153,6 +153,14 @@ def _parse_item(text: str, kind: type, choices: tuple[Any, ...] | None) -> Any:
     except ValueError:
         named = f"one of {', '.join(map(str, choices))} or " if choices else ""
         raise InputError(f"expected {named}{'a whole number' if kind is int else 'a number'}, got {text!r}") from None
+
+
+def _choice_or_number(text: str, choices: tuple[Any, ...]) -> Any:
+    """A choice, a number, or the text itself (refused by :meth:`Knob.check` with the same sentence as the API's)."""
+    try:
+        return _parse_item(text, float, choices)
+    except InputError:
+        return str(text).strip()
 
 
 def knob(default: Any, label: str, help: str = "", **options: Any) -> Any:
@@ -198,6 +206,18 @@ class Settings:
     def stage_of(cls, stage: Stage) -> set[str]:
         """The knobs read by ``stage``."""
         return {n for n, k in cls.knobs().items() if k.stage == stage}
+
+    @classmethod
+    def checked(cls, **values: Any) -> Self:
+        """These settings (the others at their defaults) once :meth:`validate` passed.
+
+        What a public entry point of an audit's computation calls with its own arguments
+        (``rescore(bandwidth=...)``, ``evaluate_pool(fpr=...)``): called directly, it refuses what the
+        page and the CLI refuse, with their sentence, and never clamps a value it was given.
+        """
+        settings = cls(**values)
+        settings.validate()
+        return settings
 
     def validate(self) -> None:
         """Raise :class:`InputError` for a missing value or one that breaks its knob's rule."""
@@ -293,10 +313,11 @@ class Inputs:
         return self.data.get(name, default)
 
     def name(self, key: str, default: str | None = None) -> str:
-        """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none)."""
-        from pathlib import Path
+        """The file name of input ``key`` (its path's last part; ``default`` or ``key`` when it has none), or a
+        database table's name (``query`` for a query: :func:`audit_core.common.database.source_name`)."""
+        from audit_core.common.database import source_name
 
-        return Path(self.paths.get(key) or default or key).name
+        return source_name(self.paths.get(key) or default or key)
 
 
 def read_inputs(audit: Audit[Any, Any], sources: Mapping[str, Any]) -> Inputs:

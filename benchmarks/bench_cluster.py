@@ -11,9 +11,14 @@
    resident memory of each worker and of the client (target: none above 2 GB).
 4. LiRA: M logistic models as one batch vs in batches on the workers; score difference.
 5. Generator comparison on ``--gen-rows`` Adult rows: wall time with 1 worker vs 4.
+6. The whole tabular audit on the cluster (``audit_synthetic(..., client=...)``): ``--audit`` training
+   rows, a tenth of that as holdout and as auxiliary rows, ``--audit`` synthetic rows (Adult-shaped,
+   5 % missing in four columns); the nearest-neighbour searches and the record-linkage scan run as
+   tasks on the workers. Wall time per phase, and the peak resident memory of each worker and of the
+   client.
 
 Usage: python benchmarks/bench_cluster.py [--equal 20000] [--overhead 200000] [--scale 1000000]
-       [--gen-rows 5000] [--generators gaussian_copula bayesian_network bootstrap] [--skip ...]
+       [--gen-rows 5000] [--generators gaussian_copula bayesian_network bootstrap] [--audit 1000000] [--skip ...]
 The machine's load average is printed with every timing: on a shared machine, compare ratios.
 """
 
@@ -146,6 +151,42 @@ def generators(rows: int, names: list[str]) -> None:
         print(f"  {len(names)} generators on {rows:,} rows, {workers} worker(s): {seconds:.0f} s ({l0}); fits: {fits}")
 
 
+def whole_audit(client, n: int) -> None:
+    from audit_core.synthetic.audit import audit_synthetic
+
+    fifth = max(n // 10, 100)
+    t0 = time.perf_counter()
+    real, syn = _tables(n + 2 * fifth, 30)
+    syn = syn.iloc[:n].reset_index(drop=True)
+    train, holdout, aux = real.iloc[:n], real.iloc[n : n + fifth], real.iloc[n + fifth :]
+    print(f"  tables: {len(train):,} training, {len(holdout):,} holdout, {len(aux):,} auxiliary, {len(syn):,} synthetic "
+          f"rows (made in {time.perf_counter() - t0:.0f} s)")  # fmt: skip
+    spent: dict[str, float] = {}
+    state = {"phase": "", "since": time.perf_counter()}
+
+    def progress(_fraction: float, message: str) -> None:
+        phase = message.split(":")[0].split(" (")[0]
+        phase = "record-linkage scan" if phase.startswith(("best-matching", "record-linkage")) else phase
+        phase = "nearest-neighbour search" if phase.startswith("nearest") else phase
+        if phase != state["phase"]:
+            now = time.perf_counter()
+            spent[str(state["phase"])] = spent.get(str(state["phase"]), 0.0) + now - float(state["since"])
+            state.update(phase=phase, since=now)
+
+    t0, l0 = time.perf_counter(), _load()
+    audit = audit_synthetic(train, holdout, syn, aux, seed=0, client=client, progress=progress)
+    seconds = time.perf_counter() - t0
+    progress(1.0, "end")
+    workers = client.run(_rss_peak_mb)
+    print(f"  whole audit on 2 workers: {seconds:.0f} s ({l0} at start, {_load()} at end); linkage p = "
+          f"{audit.linkage.p_value:.3f} over {audit.linkage.n_members:,} members and {audit.linkage.n_non_members:,} "
+          "non-members")  # fmt: skip
+    for name, sec in spent.items():
+        if name and sec >= 1:
+            print(f"    {name:<40} {sec:7.0f} s")
+    print(f"  peak RSS: client {_rss_peak_mb():.0f} MB; workers " + ", ".join(f"{v:.0f} MB" for v in workers.values()))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--equal", type=int, default=20_000)
@@ -156,7 +197,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lira-models", type=int, default=64)
     parser.add_argument("--gen-rows", type=int, default=5000)
     parser.add_argument("--generators", nargs="+", default=["gaussian_copula", "bayesian_network", "bootstrap", "population"])
-    parser.add_argument("--skip", nargs="*", default=[], choices=["equal", "overhead", "scale", "lira", "generators"])
+    parser.add_argument("--audit", type=int, default=1_000_000)
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["equal", "overhead", "scale", "lira", "generators", "audit"])  # fmt: skip
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} CPUs, {_load()}")
     t0 = time.perf_counter()
@@ -174,6 +217,9 @@ def main(argv: list[str] | None = None) -> None:
         if "lira" not in args.skip:
             print("4. LiRA models in batches")
             lira(client, args.lira_rows, args.lira_models)
+        if "audit" not in args.skip:
+            print("6. the whole tabular audit on the cluster")
+            whole_audit(client, args.audit)
     if "generators" not in args.skip:
         print("5. generator comparison")
         generators(args.gen_rows, args.generators)

@@ -13,7 +13,7 @@ from ui.run import show_input_error
 from ui.session import take_autorun
 from ui.store import load_database_table, load_table
 
-__all__ = ["DATABASE", "Source", "sample_or_upload"]
+__all__ = ["DATABASE", "Source", "database_table", "sample_or_upload"]
 
 DATABASE = "Database table"
 """The source picker's third choice: an SQLAlchemy URL with ?table= or ?query= (audit_core.common.database)."""
@@ -63,20 +63,39 @@ def sample_or_upload(
 
 
 def _database_source(key: str, autorun: bool) -> Source:
-    """The table at a database URL the user types (shown as dots: it may hold a password)."""
-    url = st.text_input(
-        "Database URL", type="password", key=f"{key}.database_url", placeholder="postgresql://user@host/db?table=NAME",
+    table, name, path = database_table(f"{key}.database_url")
+    return Source(table, name, path, autorun)
+
+
+def database_table(
+    key: str, *, label: str = "Database URL", name: str | None = None, where: Any = None,
+    empty_help: str | None = "Type the URL of a database table; press Enter to read it.",
+) -> tuple[Any, str | None, str | None]:
+    """The table at a database URL the user types: ``(table, name, path)``, all None while the field is empty.
+
+    Every page's database choice goes through here. The URL is typed in a password field (it may hold a
+    password: shown as dots); ``path`` is the URL without its password, what the reproduce line and the
+    report name (as the CLI's ``read_inputs``); ``name`` names the table in messages (default: its table
+    name, as the CLI; an input named by its role passes the role). The table is read once per session
+    (``ui.store.load_database_table``). Text that is not a database URL, or a table that cannot be read,
+    raises :class:`InputError` (one sentence: the page shows it with ``show_input_error``).
+    ``where`` is the column (or ``st``) the field goes in; ``empty_help`` what it says while empty (None: nothing,
+    for a page that says once which of its tables are missing).
+    """
+    url = (where or st).text_input(
+        label, type="password", key=key, placeholder="postgresql://user@host/db?table=NAME",
         help="An SQLAlchemy URL with ?table=NAME (or schema.NAME) or a read-only ?query=SELECT ... (URL-encoded), e.g. "
         "postgresql://steward@db.example.org/clinic?table=patients or sqlite:///extract.db?table=scores. The "
         "password is never shown: the reproduce line and the report name the URL without it.",
     )  # fmt: skip
     if not url:
-        st.info("Type the URL of a database table; press Enter to read it.")
-        return Source(None, None, None, autorun)
+        if empty_help:
+            (where or st).info(empty_help)
+        return None, None, None
     if not is_database_url(url):
         raise InputError("That is not a database URL; it starts postgresql://, sqlite:///, mysql:// ... and ends "
                          "?table=NAME or ?query=SELECT ...")  # fmt: skip
-    name = source_name(url)
+    name = name or source_name(url)
     table = load_database_table(url, name)
-    st.caption(f"Read from {redacted(url)}")
-    return Source(table, name, redacted(url), autorun)
+    (where or st).caption(f"Read from {redacted(url)}")
+    return table, name, redacted(url)

@@ -26,6 +26,7 @@ class Synthetic:
     DISCLOSURE = "synthetic.disclosure"  # prefix of the disclosure form's widgets (roles, attacks, k)
     ASKED = "synthetic.asked"  # a request from the disclosure form, run on the next rerun
     GROUPS = "synthetic.groups"  # the column of the risk-by-group table: re-scores, never recomputes distances
+    DATABASE = "synthetic.database"  # prefix of the database URL fields' keys (one per table)
 
 
 class Generators:
@@ -36,6 +37,7 @@ class Generators:
     PRIOR = "generators.prior"
     ASKED = "generators.asked"  # a request from the shadow-attack form, run on the next rerun
     SHADOW = "generators.shadow"  # prefix of the shadow-attack form's widgets
+    DATABASE = "generators.database_url"
 
 
 class Lira:
@@ -44,6 +46,7 @@ class Lira:
     SOURCE = "lira.source"
     FPR = "lira.fpr"  # alpha slider: re-evaluates the trained models, never retrains them
     GROUPS = "lira.groups"  # the column of the risk-by-group table: re-scores, never retrains
+    DATABASE = "lira.database_url"
 
 
 class Fabrication:
@@ -68,6 +71,7 @@ class OwnModel:
     RESULT = "own_model.result"  # the last ui.run.Request
     SOURCE = "own_model.source"
     UPLOAD = "own_model.upload"  # prefix of the upload widgets' keys
+    DATABASE = "own_model.database"  # prefix of the members' and population's database URL fields' keys
 
 
 class DpClaim:

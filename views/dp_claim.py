@@ -26,7 +26,7 @@ from ui.decision import assumption_caption, glossary_expander, show_decision, th
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result
-from ui.source import sample_or_upload
+from ui.source import DATABASE, database_table, sample_or_upload
 from ui.widgets import knob_input, seed_input
 
 PAGE = "DP claim check"
@@ -54,12 +54,20 @@ def _uploads() -> tuple[dict[str, Any], dict[str, str]]:
     left, right = st.columns(2)
     model = left.file_uploader("Model (.onnx, .skops)", type=["onnx", "skops", "pkl", "pickle", "joblib"],
                                key=KEY + ".model")  # fmt: skip
-    canaries = right.file_uploader("Canary file (CSV or Parquet)", type=None, key=KEY + ".canaries")
+    from_database = right.radio("Canaries from", ["A file", DATABASE], key=KEY + ".canaries_source",
+                                horizontal=True) == DATABASE  # fmt: skip
+    canaries = None if from_database else right.file_uploader("Canary file (CSV or Parquet)", type=None,
+                                                              key=KEY + ".canaries")  # fmt: skip
     data: dict[str, Any] = {}
     paths: dict[str, str] = {}
     try:
         if model is not None:
             data["model"], paths["model"] = load_input(DP_MODEL, "model", model.getvalue(), model.name, upload=True), model.name
+        if from_database:  # the canary table at a database URL, as the CLI's --canaries-file URL
+            table, _, url = database_table(KEY + ".canaries_database", label="Canary table: database URL", where=right,
+                                           empty_help=None)  # fmt: skip
+            if table is not None and url is not None:
+                data["canaries_file"], paths["canaries_file"] = table, url
         if canaries is not None:
             data["canaries_file"] = load_input(DP_MODEL, "canaries_file", canaries.getvalue(), canaries.name, upload=True)
             paths["canaries_file"] = canaries.name
@@ -67,9 +75,9 @@ def _uploads() -> tuple[dict[str, Any], dict[str, str]]:
         show_input_error(exc)
         return {}, {}
     if len(data) < 2:
-        st.info("Upload the model and its canary file: one row per canary with its feature columns, its label as "
-                f"trained, and a column ('{INCLUDED_COLUMN}': 1/0 or yes/no) saying whether it was in the training "
-                "data.")  # fmt: skip
+        st.info("Upload the model and its canary file (or give its database URL): one row per canary with its "
+                f"feature columns, its label as trained, and a column ('{INCLUDED_COLUMN}': 1/0 or yes/no) saying "
+                "whether it was in the training data.")  # fmt: skip
     return data, paths
 
 

@@ -29,6 +29,7 @@ from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
+from ui.source import DATABASE, database_table
 from ui.widgets import knob_input, seed_input
 
 PAGE = "Generate & compare"
@@ -46,6 +47,9 @@ def _load(source: str) -> tuple[pd.DataFrame | None, str | None]:
     if source in SAMPLES:
         path = SAMPLE_DIR / SAMPLES[source]
         return load_input(COMPARE, "data", path, path.name, upload=False), f"sample_data/{SAMPLES[source]}"
+    if source == DATABASE:
+        table, _, url = database_table(state.Generators.DATABASE)
+        return table, url
     upload = st.file_uploader("Real table (CSV or Parquet)", type=None, key="generators.upload")
     if upload is None:
         st.info("Upload the real table: it is split into train / holdout / auxiliary / reserve here.")
@@ -214,7 +218,7 @@ def main() -> None:
         "Two reference points make the scale readable: **bootstrap** (resampled training rows: maximal leakage) "
         "and **population** (unseen real rows: chance)."
     )
-    options = [*SAMPLES, UPLOAD]
+    options = [*SAMPLES, UPLOAD, DATABASE]
     source = st.radio("Real table", options, horizontal=True, key=state.Generators.SOURCE)
     try:
         real, path = _load(source)

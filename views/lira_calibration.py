@@ -23,6 +23,7 @@ from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
 from ui.session import remember_result, take_autorun
+from ui.source import DATABASE, database_table
 from ui.widgets import knob_input, seed_input
 
 PAGE = "Calibrated LiRA"
@@ -44,10 +45,12 @@ st.markdown(
 autorun = take_autorun(state.Lira.AUTORUN)
 if autorun:
     st.session_state[state.Lira.SOURCE] = next(iter(SAMPLES))
-source = st.radio("Data", [*SAMPLES, "Upload a table"], key=state.Lira.SOURCE, horizontal=True)
+source = st.radio("Data", [*SAMPLES, "Upload a table", DATABASE], key=state.Lira.SOURCE, horizontal=True)
 data = path = default_target = None
 try:
-    if source == "Upload a table":
+    if source == DATABASE:
+        data, _, path = database_table(state.Lira.DATABASE)
+    elif source == "Upload a table":
         upload = st.file_uploader("CSV or Parquet", type=None, key="lira.upload")
         if upload is not None:
             data, path = load_input(LIRA, "data", upload.getvalue(), upload.name, upload=True), upload.name
@@ -68,7 +71,7 @@ if data is not None:
         n_models = knob_input(right, LiraSettings, "models", step=2)
         seed = seed_input(right)
         submitted = st.form_submit_button("▶ Train the models and evaluate", type="primary")
-    st.caption(f"{Path(path or 'data').name}: {len(data):,} rows × {data.shape[1]} columns")
+    st.caption(f"{Inputs({'data': data}, {'data': path}).name('data')}: {len(data):,} rows × {data.shape[1]} columns")
     if autorun and default_target is not None:
         request = Request(Inputs({"data": data}, {"data": path}), LiraSettings(target=default_target), 0)
     elif submitted:

@@ -25,6 +25,7 @@ from ui.decision import assumption_caption, glossary_expander, show_decision, th
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, show_input_error
 from ui.session import remember_result, take_autorun
+from ui.source import database_table
 from ui.widgets import knob_input, seed_input
 
 PAGE = "Audit my model"
@@ -36,6 +37,7 @@ SAMPLES = {  # label -> (folder, label column); the first is the default and the
 }
 SAMPLE_LABEL = next(iter(SAMPLES))
 UPLOAD = "Upload my model and tables"
+FROM_DATABASE = "Upload my model, tables from a database"
 
 
 def _sample(label: str) -> dict[str, Path]:
@@ -56,28 +58,38 @@ st.markdown(
 autorun = take_autorun(state.OwnModel.AUTORUN)
 if autorun:
     st.session_state[state.OwnModel.SOURCE] = SAMPLE_LABEL
-source = st.radio("Model and tables", [*SAMPLES, UPLOAD], key=state.OwnModel.SOURCE)
+source = st.radio("Model and tables", [*SAMPLES, UPLOAD, FROM_DATABASE], key=state.OwnModel.SOURCE)
 
 data: dict = {}
 paths: dict[str, str] = {}
 try:
-    if source == UPLOAD:
+    if source in (UPLOAD, FROM_DATABASE):
         cols = list(st.columns(3))
         files = {
             "model": cols[0].file_uploader("Model (.onnx, .skops, .safetensors)",
                                            type=["onnx", "skops", "safetensors", "pkl", "pickle", "joblib"],
                                            key=state.OwnModel.UPLOAD + ".model"),
-            "train": cols[1].file_uploader("Members (CSV, Parquet or .npz images)", type=["csv", "parquet", "npz"],
-                                           key=state.OwnModel.UPLOAD + ".train"),
-            "population": cols[2].file_uploader("Population (CSV, Parquet or .npz images)",
-                                                type=["csv", "parquet", "npz"], key=state.OwnModel.UPLOAD + ".population"),
         }
+        if source == UPLOAD:
+            files["train"] = cols[1].file_uploader("Members (CSV, Parquet or .npz images)", type=["csv", "parquet", "npz"],
+                                                   key=state.OwnModel.UPLOAD + ".train")  # fmt: skip
+            files["population"] = cols[2].file_uploader("Population (CSV, Parquet or .npz images)",
+                                                        type=["csv", "parquet", "npz"],
+                                                        key=state.OwnModel.UPLOAD + ".population")  # fmt: skip
+        else:  # the members' and the population's tables from a database, as the CLI's --train / --population URLs
+            for col, (role, label) in zip(cols[1:], {"train": "Members", "population": "Population"}.items(), strict=True):
+                table, _, url = database_table(f"{state.OwnModel.DATABASE}.{role}", label=f"{label}: database URL",
+                                               where=col, empty_help=None)  # fmt: skip
+                if table is not None and url is not None:
+                    data[role], paths[role] = table, url
         for role, upload in files.items():
             if upload is not None:
                 data[role] = load_input(MODEL, role, upload.getvalue(), upload.name, upload=True)
                 paths[role] = upload.name
         if len(data) < 3:
-            st.info("Upload the model, the members' table and the population table.")
+            st.info("Upload the model, the members' table and the population table." if source == UPLOAD else
+                    "Upload the model and type the database URLs (?table=NAME or ?query=SELECT ...) of the members' "
+                    "table and the population table.")  # fmt: skip
     else:
         data = {role: load_input(MODEL, role, p, p.name, upload=False) for role, p in _sample(source).items()}
         paths = {role: str(p.relative_to(ROOT)) for role, p in _sample(source).items()}

@@ -31,6 +31,7 @@ from ui.decision import glossary_expander, show_decision, threat_cards
 from ui.downloads import outcome_downloads
 from ui.run import Request, audit_outcome, load_input, rescored, show_input_error
 from ui.session import remember_result, take_autorun
+from ui.source import DATABASE, database_table
 from ui.widgets import knob_input, seed_input
 
 PAGE = "Synthetic-data risk"
@@ -64,6 +65,12 @@ def _load_tables(source: str) -> tuple[dict[str, pd.DataFrame], dict[str, str]] 
         return tables, {role: f"sample_data/{folder}/{path.name}" for role, path in files.items()}
     tables, paths = {}, {}
     for col, (role, label) in zip(st.columns(4), ROLES.items(), strict=True):
+        if source == DATABASE:  # named by its role in messages, as the CLI names it
+            table, _, url = database_table(f"{state.Synthetic.DATABASE}.{role}", label=f"{label}: database URL",
+                                           name=role, where=col, empty_help=None)  # fmt: skip
+            if table is not None and url is not None:
+                tables[role], paths[role] = table, url
+            continue
         # any file type: a wrong one (a .png) gets a sentence from read_table, not only a red file chip
         upload = col.file_uploader(f"{label}, CSV or Parquet", type=None, key=f"{state.Synthetic.UPLOAD}.{role}")
         if upload is not None:
@@ -71,7 +78,8 @@ def _load_tables(source: str) -> tuple[dict[str, pd.DataFrame], dict[str, str]] 
             paths[role] = upload.name
     missing = [ROLES[r] for r in ("train", "holdout", "synthetic") if r not in tables]
     if missing:
-        st.info("Upload " + ", ".join(missing).lower() + " (CSV or Parquet) to start.")
+        how = "Type the database URL (?table=NAME or ?query=SELECT ...) of " if source == DATABASE else "Upload "
+        st.info(how + ", ".join(missing).lower() + (" to start." if source == DATABASE else " (CSV or Parquet) to start."))
         return None
     return tables, paths
 
@@ -265,10 +273,11 @@ st.markdown(
 )
 
 autorun = take_autorun(state.Synthetic.AUTORUN)
-options = [*SAMPLES, UPLOAD]
+options = [*SAMPLES, UPLOAD, DATABASE]
 if autorun and options:
     st.session_state[state.Synthetic.SOURCE] = options[0]
-source = st.selectbox("Data", options, key=state.Synthetic.SOURCE, help="Bundled samples, or your own CSV / Parquet tables.")
+source = st.selectbox("Data", options, key=state.Synthetic.SOURCE, help="Bundled samples, your own CSV / Parquet "
+                      "tables, or tables in a database (an SQLAlchemy URL per table).")  # fmt: skip
 
 try:
     loaded = _load_tables(source)
@@ -335,14 +344,16 @@ if audit.overlaps:
         show_table(overlaps_table(audit))
 
 st.subheader("Risk by group")
-_AUTO = "the column with the largest spread of risk"
+_AUTO = "the column whose groups differ most in copies or risk"
 group_col = st.selectbox("Group the records by", [_AUTO, *audit.types.columns], key=state.Synthetic.GROUPS,
-                         help="Uncommon records are hit hardest: each group gets its own TPR at 1 % FPR (true-distribution "
-                         "attack, threshold from the group's own non-members).")  # fmt: skip
+                         help="Uncommon records are hit hardest: each group gets its training records copied verbatim, "
+                         "its near-copies (record linkage), its own copy test and its own TPR at 1 % FPR "
+                         "(true-distribution attack, threshold from the group's own non-members).")  # fmt: skip
 outcome = rescored(outcome, groups=None if group_col == _AUTO else group_col)  # instant: the distances are kept
 groups = outcome.value.groups
-st.caption(f"Grouped by **{groups.column}**, worst group first. ⚠: fewer than 1,000 non-members in the group, so its "
-           "interval is wide; groups with fewer than 100 cannot be measured at 1 % FPR at all.")  # fmt: skip
+st.caption(f"Grouped by **{groups.column}**: groups whose copies or near-copies exceed chance first, whatever their "
+           "size, then by TPR. ⚠: fewer than 1,000 non-members in the group, so its interval is wide; with fewer than "
+           "100 the TPR at 1 % FPR cannot be measured at all (the copies still can).")  # fmt: skip
 show_table(groups.table())
 
 disclosure = outcome.value.disclosure

@@ -156,7 +156,16 @@ def run_dp_audit(
     seed: int = 0,
     progress: ProgressFn | None = None,
 ) -> DpAuditResult:
-    """Draw the canaries, train with and without DP-SGD, audit both runs (see the module docstring)."""
+    """Draw the canaries, train with and without DP-SGD, audit both runs (see the module docstring).
+
+    The settings are the DP claim audit's knobs (``DpSettings``: ``m`` is ``--canaries``, ``kind``
+    ``--canary-kind``, ``statistic`` ``--white-box-statistic``), checked here: what the page and the CLI
+    refuse raises their :class:`~audit_core.common.errors.InputError` sentence.
+    """
+    from audit_core.dp.spec import DpSettings
+
+    DpSettings.checked(target=target, epsilon=epsilon, delta=delta, canaries=m, canary_kind=kind, model=model,
+                       epochs=epochs, white_box=white_box, white_box_statistic=statistic)  # fmt: skip
     report = as_progress(progress)
     design = prepare_design(df, target=target)
     c = draw_canaries(design.y, m=m, kind=kind, n_classes=design.n_classes, seed=seed, n_features=design.X.shape[1])

@@ -292,7 +292,16 @@ def audit_uploaded_model(
     trusted : sequence of str
         skops types trusted beyond skops' defaults.
     names : (model, canary file) names, for messages and the JSON.
+
+    The settings are the uploaded-model DP check's knobs (``DpModelSettings``), checked here: what the
+    page and the CLI refuse raises their :class:`~audit_core.common.errors.InputError` sentence.
     """
+    from audit_core.dp.spec import DpModelSettings
+
+    noise, rate, steps = mechanism if mechanism is not None else (None, None, None)
+    DpModelSettings.checked(target=target, epsilon=epsilon, delta=delta, included_column=included_column,
+                            trust_skops_types=tuple(trusted), noise_multiplier=noise, sample_rate=rate,
+                            steps=steps)  # fmt: skip
     report = as_progress(progress)
     canaries = _read_canary_file(canary_table, target=target, included_column=included_column, name=names[1])
     report(0.1, f"Reading the model {names[0]}")

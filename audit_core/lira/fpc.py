@@ -74,12 +74,16 @@ def fpc_simulation(*, population: int, train_size: int, n_models: int = 64, repe
     """Simulate sigma_emp/sigma_ana for M subsets of size N from a pool of N_+ (docs/methods.md §2).
 
     The settings are the ``fpc-sim`` tool's knobs (``FpcSettings``: 2 <= N < N_+, M >= 3,
-    at least 1 repeat, N_+ x M bounded), checked once before this runs.
+    at least 1 repeat, N_+ x M bounded), checked here by ``FpcSettings.validate``: what the
+    page and the CLI refuse raises their :class:`~audit_core.common.errors.InputError` sentence.
 
     >>> r = fpc_simulation(population=2000, train_size=1000, n_models=64, repeats=50, seed=0)
     >>> round(r.fpc, 2), abs(r.ratio_empirical - 0.707) < 0.05, abs(r.ratio_corrected - 1) < 0.07
     (0.5, True, True)
     """
+    from audit_core.lira.spec import FpcSettings
+
+    FpcSettings.checked(population=population, train_size=train_size, models=n_models, repeats=repeats)
     rng = np.random.default_rng(seed)
     fpc = 1.0 - train_size / population
     ratios = np.empty(repeats)

@@ -111,8 +111,12 @@ def train_pool(
     ------
     InputError
         A target column or a table the models cannot be trained on (:func:`audit_core.lira.design.prepare_design`);
-        ``TrainingDivergedError`` (a subclass) when training produces a non-finite loss.
+        ``TrainingDivergedError`` (a subclass) when training produces a non-finite loss; a model type or M
+        the ``--model`` / ``--models`` knobs refuse (``LiraSettings``), with their sentence.
     """
+    from audit_core.lira.spec import LiraSettings
+
+    LiraSettings.checked(target=target, model=model, models=n_models)
     report = as_progress(progress)
     report(0.0, "Encoding the table")
     design = prepare_design(df, target=target)

@@ -119,8 +119,14 @@ def evaluate_pool(
     """Evaluate a trained pool at alpha and run the what-if over M: the cheap, re-run part.
 
     The page calls it each time alpha moves and the CLI once, with the same seed for the
-    record bootstrap and the model subsets, so both show the same numbers.
+    record bootstrap and the model subsets, so both show the same numbers. Called directly, it
+    refuses what they refuse (``LiraSettings``: alpha's bound, and an alpha the pool's records x M
+    cannot measure), with their :class:`~audit_core.common.errors.InputError` sentence.
     """
+    from audit_core.lira.spec import LiraSettings
+
+    settings = LiraSettings.checked(target=pool.target, model=pool.model, models=pool.n_models, fpr=fpr)
+    settings.check_measurable(pool.n_samples)
     report = as_progress(progress)
     report(0.0, "Evaluating naive, post-processed and per-sample rules")
     ev = evaluate_lira(pool.scores, pool.keep, fpr=fpr, n_bootstrap=n_bootstrap, seed=seed)
@@ -143,8 +149,8 @@ def run_lira(
 ) -> LiraResult:
     """Train the pool, evaluate at alpha, and run the what-if over M (docs/methods.md §2).
 
-    Inner code: it trusts its settings (``LiraSettings.validate`` and the audit's check refuse an alpha
-    that M models cannot measure); the Python API (``audit_core.run_audit("lira", ...)``) checks them.
+    Its settings are checked by the LiRA audit's knobs (``LiraSettings``) in :func:`train_pool` and
+    :func:`evaluate_pool`: what the page and the CLI refuse raises their sentence.
     """
     pool = train_pool(df, target=target, model=model, n_models=n_models, seed=seed, device=device,
                       progress=sub_progress(progress, 0.0, 0.85), options=options)  # fmt: skip

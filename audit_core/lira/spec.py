@@ -45,6 +45,18 @@ class LiraSettings(Settings):
     groups: str | None = knob(None, "Risk by group", "feature column whose groups each get the audited model's TPR at "
                               "1 % FPR (default: the column with the largest spread of risk)", stage="rescore")  # fmt: skip
 
+    def check_measurable(self, n_records: int) -> None:
+        """Refuse an alpha that ``n_records`` x M models cannot measure (fewer than 10/alpha pooled out-scores).
+
+        The audit's check (the page, the CLI) and :func:`audit_core.lira.result.evaluate_pool` (the Python
+        entry point) both call it, so they refuse the same alpha with the same sentence.
+        """
+        pooled = n_records * self.models // 2
+        if pooled < 10.0 / self.fpr:
+            raise InputError(f"alpha = {self.fpr:g} is too small for {n_records} records x {self.models} models: even "
+                             f"the {pooled} pooled out-scores are fewer than 10/alpha = {10 / self.fpr:.0f}; raise alpha "
+                             "or use more models.")  # fmt: skip
+
 
 def _check(inputs: Inputs, s: LiraSettings) -> None:
     """The table can be encoded (:func:`audit_core.lira.design.check_table`: the target, enough rows, no infinite
@@ -57,11 +69,7 @@ def _check(inputs: Inputs, s: LiraSettings) -> None:
     if s.groups is not None and (s.groups == s.target or s.groups not in data.columns):
         raise InputError(f"--groups: '{s.groups}' is not a feature column of the table; "
                          + columns_sentence([c for c in data.columns if c != s.target], s.groups))
-    pooled = len(data) * s.models // 2
-    if pooled < 10.0 / s.fpr:
-        raise InputError(f"alpha = {s.fpr:g} is too small for {len(data)} records x {s.models} models: even the "
-                         f"{pooled} pooled out-scores are fewer than 10/alpha = {10 / s.fpr:.0f}; raise alpha or use "
-                         "more models.")  # fmt: skip
+    s.check_measurable(len(data))
 
 
 def _prepare(inputs: Inputs, s: LiraSettings, ctx: Context) -> ModelPool:

@@ -360,8 +360,15 @@ def audit_model(
     trusted : sequence of str
         skops types trusted beyond skops' defaults.
     names : (model, train, population) file names, for messages and the report.
+
+    The settings are the model audit's knobs (``ModelSettings``), checked here: what the page and the
+    CLI refuse raises their sentence.
     """
-    attacks = tuple(dict.fromkeys(attacks))  # the names and the variance are the knobs' (audit_core.model.spec)
+    from audit_core.model.spec import ModelSettings
+
+    ModelSettings.checked(target=target, attacks=tuple(attacks), reference_models=n_reference, reference_family=family,
+                          lira_variance=variance, reference_epochs=epochs, trust_skops_types=tuple(trusted))  # fmt: skip
+    attacks = tuple(dict.fromkeys(attacks))
     if len(train) < _MIN_MEMBERS or len(population) < _MIN_POPULATION:
         raise InputError(
             f"The audit needs at least {_MIN_MEMBERS} members and {_MIN_POPULATION} population records (half of them are "

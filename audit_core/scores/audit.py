@@ -271,8 +271,17 @@ def score_check(
         The delta of the (epsilon, delta) statement; 1e-5 by default.
     seed : int
         Seed of the stratified split behind the epsilon bound.
+
+    Raises
+    ------
+    InputError
+        A score table that fails :func:`_validate_scores`, or an FPR or delta the ``--fpr`` / ``--delta``
+        knobs refuse (``ScoreSettings``), with the CLI's sentence.
     """
+    from audit_core.scores.spec import ScoreSettings
+
     fprs = tuple(float(f) for f in fprs)
+    ScoreSettings.checked(fpr=fprs, delta=delta)
     clean = _validate_scores(table, name=name)
     attacks: dict[str, AttackCheck] = {}
     thresholds: dict[str, dict[str, float]] = {}

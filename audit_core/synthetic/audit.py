@@ -48,7 +48,14 @@ from audit_core.synthetic.attack_set import (
     pseudo_labels,
     stratified_folds,
 )
-from audit_core.synthetic.copies import copy_test, near_copy_test, table_overlaps, verbatim_records
+from audit_core.synthetic.copies import (
+    copied_rows,
+    copy_test,
+    near_copy_test,
+    row_keys,
+    table_overlaps,
+    verbatim_records,
+)
 from audit_core.synthetic.density import LOG_AXIS_SCALE
 from audit_core.synthetic.distributed_distance import nearest_gower_on
 from audit_core.synthetic.encoding import GowerEncoding, encode_for_gower
@@ -68,9 +75,9 @@ class AuditOptions(Settings):
     """The settings of one membership audit (:func:`audit_synthetic`), with their defaults.
 
     ``prior``, ``bandwidth`` and ``bandwidth_scale`` are the tabular audit's re-score knobs
-    (``audit_core.synthetic.spec.TabularSettings``): their knobs check them, and so does
-    nothing here. The others are knobs of these options (one parameter system, the knobs'),
-    checked once per audit by :meth:`~audit_core.contract.Settings.validate` in :func:`audit_synthetic`.
+    (``audit_core.synthetic.spec.TabularSettings``): :meth:`validate` checks them by those knobs,
+    with the CLI's sentences. The others are knobs of these options (one parameter system, the
+    knobs'); all are checked once per audit, in :func:`audit_synthetic`.
 
     Attributes
     ----------
@@ -111,6 +118,13 @@ class AuditOptions(Settings):
                                        bound=Bound("max_per_class", MIN_PER_CLASS, 10**9))  # fmt: skip
     density_ratio: bool = True
     learned: bool = True
+
+    def validate(self) -> None:
+        """Its own knobs, then the prior and bandwidth by the tabular audit's knobs (nothing downstream clamps them)."""
+        from audit_core.synthetic.spec import TabularSettings
+
+        super().validate()
+        TabularSettings.checked(prior=self.prior, bandwidth=self.bandwidth, bandwidth_scale=self.bandwidth_scale)
 
     def to_json(self, seed: int) -> dict[str, Any]:
         """The settings an audit records (:attr:`SyntheticAudit.settings`), as plain JSON values."""
@@ -163,12 +177,13 @@ def audit_synthetic(
     InputError
         Mismatched or invalid tables, too few rows, a holdout that repeats the training table.
     """
-    options.validate()  # the options no knob of the tabular audit covers, once per audit
+    options.validate()  # every option, by its knob, once per audit
     report = as_progress(progress)
     report(0.0, "checking the tables")
     rng = np.random.default_rng(seed)
     aligned = _align_inputs(train, holdout, synthetic, auxiliary, types)
-    overlaps = table_overlaps(aligned.frames, aligned.types)
+    keys = {name: row_keys(frame, aligned.types) for name, frame in aligned.frames.items()}
+    overlaps = table_overlaps(aligned.frames, aligned.types, keys=keys)
     holdout_flag = check_holdout(overlaps)
     warnings = [*aligned.warnings, *([holdout_flag] if holdout_flag else [])]
     attack = draw_attack_set(aligned, options.aux_share, options.balance, options.max_per_class, rng, warnings)
@@ -183,7 +198,10 @@ def audit_synthetic(
     pseudo = pseudo_labels(dist.auxiliary, float(options.aux_quantile), rng)
     settings = options.to_json(seed)
     scored = score_attacks(dist.attack, attack.is_member, folds, dist.auxiliary, pseudo, settings)
-    records, attacks = _attack_records(attack, dist, scored, linkage)
+    pool = attack.non_auxiliary_holdout
+    pool_copied = np.r_[np.isin(keys["train"], keys["synthetic"]), np.isin(keys["holdout"][pool], keys["synthetic"])]
+    at = np.r_[attack.train_rows, len(aligned["train"]) + np.searchsorted(pool, attack.holdout_rows)]
+    records, attacks = _attack_records(attack, dist, scored, linkage, pool_copied[at])
     learned_names: tuple[str, ...] = ()
     if options.learned:
         report(0.92, "the learned attacker (cross-fitted gradient boosting)")
@@ -204,15 +222,18 @@ def audit_synthetic(
         settings=settings,
         types=aligned.types,
         warnings=tuple(warnings),
-        copy_test=copy_test(overlaps),
+        copy_test=copy_test(overlaps, unfolded_train_copies=int(copied_rows(aligned["train"], aligned["synthetic"],
+                                                                             aligned.types, fold=False).sum())),
         overlaps=overlaps,
         holdout_flag=holdout_flag,
         near_copies=near_copy_test(dist.attack, attack.is_member, dist.auxiliary),
-        verbatim=verbatim_records(aligned.frames, aligned.types),
+        verbatim=verbatim_records(aligned.frames, aligned.types, keys=keys),
         linkage=linkage,
         frames={name: _compact(aligned[name], aligned.types) for name in ("train", "holdout", "synthetic")},
         encoding=dist.encoder,
         learned_features=learned_names,
+        pool_holdout_rows=pool,
+        pool_copied=pool_copied,
     )
 
 
@@ -323,7 +344,7 @@ def _linkage(
 
 
 def _attack_records(
-    attack: AttackSet, dist: _Distances, scored: AttackScores, linkage: LinkageTest
+    attack: AttackSet, dist: _Distances, scored: AttackScores, linkage: LinkageTest, copied: np.ndarray
 ) -> tuple[pd.DataFrame, dict[str, AttackMetrics]]:
     """The per-record table (:data:`~audit_core.synthetic.result.RECORD_COLUMNS`) and the scored attacks, density ratio too."""
     is_member = attack.is_member
@@ -344,6 +365,7 @@ def _attack_records(
             "p_member_realistic_supported": scored.supported_real,
             "linkage_score": linkage.statistic[at],
             "near_copy": linkage.near[at],
+            "copied": copied,
         }
     )
     attacks = dict(scored.attacks)

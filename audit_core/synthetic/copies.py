@@ -14,7 +14,9 @@ membership test says (issue 18). This module counts them and tests them:
   beyond that tolerance is :mod:`audit_core.synthetic.linkage`.
 
 Two rows are the same when every compared column is equal (numbers as float64, -0.0 as
-0.0, missing equal to missing): one normalisation (:func:`row_keys`) for every count here.
+0.0, missing equal to missing, categories compared after folding case and whitespace, so a
+table that writes 'PRIVATE' for 'Private' still shows its copies): one normalisation
+(:func:`row_keys`) for every count here.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "NearCopyTest",
     "Overlap",
     "VerbatimRecords",
+    "copied_rows",
     "copy_test",
     "fisher_greater",
     "near_copy_test",
@@ -107,6 +110,12 @@ class CopyTest:
     n_holdout: int
     p_value: float
     alpha: float = COPY_TEST_ALPHA
+    unfolded_train_copies: int | None = None
+
+    @property
+    def folding_matters(self) -> bool:
+        """Some training copies are found only once case and whitespace are folded (the tables are coded differently)."""
+        return self.unfolded_train_copies is not None and self.unfolded_train_copies < self.train_copies
 
     @property
     def train_rate(self) -> float:
@@ -136,6 +145,9 @@ class CopyTest:
             "p_value": self.p_value,
             "alpha": self.alpha,
             "excess": self.excess,
+            "compared": "every compared column equal, missing equal to missing, categories compared after folding case "
+            "and whitespace",
+            "train_copies_unfolded": self.unfolded_train_copies,
         }
 
 
@@ -160,6 +172,7 @@ class NearCopyTest(CopyTest):
     def to_json(self) -> dict[str, Any]:
         """Counts, rates, the tolerance, the test and its p-value."""
         out = super().to_json()
+        del out["compared"], out["train_copies_unfolded"]  # distances, not verbatim rows
         out["test"] = (
             "one-sided Fisher exact test: members within the tolerance of a synthetic record more often than non-members"
         )
@@ -194,14 +207,24 @@ def fisher_greater(a: int, n_a: int, b: int, n_b: int) -> float:
     return float(stats.fisher_exact([[a, n_a - a], [b, n_b - b]], alternative="greater").pvalue)
 
 
-def row_keys(frame: pd.DataFrame, types: ColumnTypes) -> np.ndarray:
-    """One 64-bit hash per row over the compared columns (numbers as float64, -0.0 as 0.0)."""
+def _fold(series: pd.Series) -> pd.Series:
+    """Category labels with case and whitespace folded ('  Self-Emp ' and 'self-emp' are one label), missing kept."""
+    codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+    folded = np.array([" ".join(str(u).split()).casefold() for u in uniques] + [None], dtype=object)
+    return pd.Series(folded[codes], index=series.index, dtype=object)
+
+
+def row_keys(frame: pd.DataFrame, types: ColumnTypes, *, fold: bool = True) -> np.ndarray:
+    """One 64-bit hash per row over the compared columns (numbers as float64, -0.0 as 0.0; categories case- and
+    whitespace-folded unless ``fold`` is False)."""
     parts = {f"n{i}": pd.to_numeric(frame[c], errors="coerce").astype("float64") + 0.0 for i, c in enumerate(types.numeric)}
-    parts |= {f"c{i}": frame[c].astype(object) for i, c in enumerate(types.categorical)}
+    parts |= {f"c{i}": _fold(frame[c]) if fold else frame[c].astype(object) for i, c in enumerate(types.categorical)}
     return pd.util.hash_pandas_object(pd.DataFrame(parts), index=False).to_numpy()
 
 
-def table_overlaps(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> dict[str, Overlap]:
+def table_overlaps(
+    frames: Mapping[str, pd.DataFrame], types: ColumnTypes, *, keys: Mapping[str, np.ndarray] | None = None
+) -> dict[str, Overlap]:
     """Rows of each table repeated verbatim in each other one (docs/methods.md §1, issue 10).
 
     Parameters
@@ -212,6 +235,8 @@ def table_overlaps(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> di
     types : ColumnTypes
         The compared columns; two rows are the same when all of them are equal
         (missing equals missing).
+    keys : mapping of str to numpy.ndarray, optional
+        Each table's :func:`row_keys`, when already made.
 
     Returns
     -------
@@ -222,7 +247,7 @@ def table_overlaps(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> di
         ``auxiliary_in_holdout``; plus ``train_in_train``: training rows with a
         duplicate elsewhere in the training table (the natural duplicate rate).
     """
-    keys = {name: row_keys(df, types) for name, df in frames.items()}
+    keys = keys if keys is not None else {name: row_keys(df, types) for name, df in frames.items()}
     pairs = [("train", "synthetic"), ("holdout", "synthetic"), ("holdout", "train")]
     if "auxiliary" in keys:
         pairs += [("auxiliary", "synthetic"), ("auxiliary", "train"), ("auxiliary", "holdout")]
@@ -234,11 +259,23 @@ def table_overlaps(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> di
     return out
 
 
-def copy_test(overlaps: Mapping[str, Overlap], *, alpha: float = COPY_TEST_ALPHA) -> CopyTest:
-    """The exact-copy test from the overlaps of the training and holdout tables with the synthetic one."""
+def copy_test(
+    overlaps: Mapping[str, Overlap], *, alpha: float = COPY_TEST_ALPHA, unfolded_train_copies: int | None = None
+) -> CopyTest:
+    """The exact-copy test from the overlaps of the training and holdout tables with the synthetic one.
+
+    ``unfolded_train_copies``: the training rows copied when categories are compared as written
+    (without folding case and whitespace), to say when the folding found copies.
+    """
     tr, ho = overlaps["train_in_synthetic"], overlaps["holdout_in_synthetic"]
     p = fisher_greater(tr.rows, tr.of, ho.rows, ho.of)
-    return CopyTest(train_copies=tr.rows, n_train=tr.of, holdout_copies=ho.rows, n_holdout=ho.of, p_value=p, alpha=alpha)
+    return CopyTest(train_copies=tr.rows, n_train=tr.of, holdout_copies=ho.rows, n_holdout=ho.of, p_value=p, alpha=alpha,
+                    unfolded_train_copies=unfolded_train_copies)  # fmt: skip
+
+
+def copied_rows(frame: pd.DataFrame, synthetic: pd.DataFrame, types: ColumnTypes, *, fold: bool = True) -> np.ndarray:
+    """Per row of ``frame``: an identical row is in ``synthetic`` (bool; the same normalisation as every count here)."""
+    return np.isin(row_keys(frame, types, fold=fold), row_keys(synthetic, types, fold=fold))
 
 
 _NATURAL_ALPHA = 0.05
@@ -331,13 +368,15 @@ class VerbatimRecords:
         }
 
 
-def verbatim_records(frames: Mapping[str, pd.DataFrame], types: ColumnTypes) -> VerbatimRecords:
+def verbatim_records(
+    frames: Mapping[str, pd.DataFrame], types: ColumnTypes, *, keys: Mapping[str, np.ndarray] | None = None
+) -> VerbatimRecords:
     """Count the synthetic rows equal to real records (see :class:`VerbatimRecords`).
 
     ``frames`` holds the aligned ``train``, ``holdout``, ``synthetic`` and optionally
-    ``auxiliary`` tables.
+    ``auxiliary`` tables; ``keys`` their :func:`row_keys` when already made.
     """
-    keys = {name: row_keys(df, types) for name, df in frames.items()}
+    keys = keys if keys is not None else {name: row_keys(df, types) for name, df in frames.items()}
     syn, train = keys["synthetic"], keys["train"]
     others = np.concatenate([keys["holdout"], *([keys["auxiliary"]] if "auxiliary" in keys else [])])
     in_train = np.isin(syn, train)

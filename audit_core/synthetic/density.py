@@ -335,7 +335,15 @@ def fit_posterior(
     >>> post = fit_posterior([0.0, 0.0, 0.1, 0.2], [0.3, 0.4, 0.5, 0.35], bandwidth=0.05)
     >>> bool(post.p_member([0.0])[0] > 0.5 > post.p_member([0.4])[0])
     True
+
+    Raises
+    ------
+    InputError
+        A bandwidth, scale or prior the tabular audit's knobs refuse, with the CLI's sentence.
     """
+    from audit_core.synthetic.spec import TabularSettings  # the knobs' rules (spec imports this package)
+
+    TabularSettings.checked(bandwidth=bandwidth, bandwidth_scale=scale, prior=prior)
     members = fit_distance_density(
         d_members, bandwidth=bandwidth, scale=scale, floor_records=floor_records, grid_size=grid_size,
         axis_scale=axis_scale,

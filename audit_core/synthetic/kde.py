@@ -127,7 +127,16 @@ def select_bandwidth(
     -------
     float
         The bandwidth, in distance units.
+
+    Raises
+    ------
+    InputError
+        A rule, fixed bandwidth or scale the ``--bandwidth`` / ``--bandwidth-scale`` knobs refuse (an
+        unknown rule, a bandwidth or scale of zero or below), with their sentence: never clamped.
     """
+    from audit_core.synthetic.spec import TabularSettings  # the knobs' rules (spec imports this module)
+
+    TabularSettings.checked(bandwidth=method, bandwidth_scale=scale)
     h_min = _min_bandwidth(grid_size)
     if not isinstance(method, str):  # a fixed bandwidth
         return max(float(method) * scale, h_min)

@@ -24,13 +24,13 @@ weights, equality on a value one person has weighs ``log(m n)``, a disagreement
   as a mid-p value (``P(X > x) + P(X = x) / 2``: the plain Fisher p-value is 1 whenever no
   member is near, which wastes the level).
 - The scan's p-value is the mid-rank of the observed smallest mid-p among
-  :data:`_PERMUTATIONS` random relabellings of the audited records. Under "the generator
+  :data:`_PERMUTATIONS` random relabellings of the tested records. Under "the generator
   did not copy" members and non-members are exchangeable given the statistics, so the scan's
   false-alarm rate is its level (400 simulated populations: tests), without Bonferroni's
   slack over these correlated tests.
 
-The scan runs through the agreement engine (pruned, 4 queries x 512 rows in float32, the
-chosen pair in float64) and on the Dask cluster when one is given.
+The scan runs through the agreement engine (blocks read best bound first and pruned, float32,
+the chosen pair in float64) and on the Dask cluster when one is given.
 
 Measured: docs/methods.md §1.8 and README (the near-copy catalogue's power on the bundled
 Adult and German Credit samples).
@@ -56,9 +56,10 @@ _LINKAGE_STRONG = 0.01
 """Below this p-value the near-copies make the verdict high, as the other copy tests do."""
 
 _TOP_SHARE = 0.05
-"""The largest cut-off: a record is "near" when its statistic is among the top 1, 2, 4, ... records, up to this share."""
+"""The largest cut-off: a record is "near" when its statistic is among the top 4, 8, 16, ... records, up to this share."""
 
 _FEWEST = 4  # the smallest cut-off
+_PERMUTATION_CELLS = 4_000_000  # relabellings x near records drawn at once
 
 _PERMUTATIONS = 999
 """Relabellings of the attack set behind the scan's p-value (resolution 0.001)."""
@@ -196,8 +197,11 @@ def linkage_test(
     pool = _stack([members, non_members, extra])
     member = np.r_[np.ones(members.n_rows, dtype=bool), np.zeros(non_members.n_rows + extra.n_rows, dtype=bool)]
     weights = fit_weights(reference)
-    to_syn, rows = best_agreement(pool, synthetic, weights, client=client, progress=sub_progress(progress, 0.0, 0.6))
-    to_aux, _ = best_agreement(pool, reference, weights, client=client, progress=sub_progress(progress, 0.6, 1.0))
+    qw = weights.query_weights(pool)
+    to_syn, rows = best_agreement(pool, synthetic, weights, client=client, progress=sub_progress(progress, 0.0, 0.6),
+                                  query_weights=qw)  # fmt: skip
+    to_aux, _ = best_agreement(pool, reference, weights, client=client, progress=sub_progress(progress, 0.6, 1.0),
+                               query_weights=qw)  # fmt: skip
     statistics = {"absolute": to_syn, "relative": to_syn - to_aux}
     n = member.size
     masks, thresholds, names = [], [], []
@@ -233,8 +237,22 @@ def _stack(tables: list[MatchTable]) -> MatchTable:
 
 def _mid_p(hits: np.ndarray, drawn: np.ndarray, n_total: int, n_members: int) -> np.ndarray:
     """One-sided Fisher exact mid-p value, ``P(X > hits) + P(X = hits) / 2`` for X hypergeometric, elementwise."""
-    dist = stats.hypergeom(n_total, n_members, drawn)
-    return np.clip(dist.sf(hits) + 0.5 * dist.pmf(hits), 0.0, 1.0)
+    law = stats.hypergeom
+    return np.clip(law.sf(hits, n_total, n_members, drawn) + 0.5 * law.pmf(hits, n_total, n_members, drawn), 0.0, 1.0)
+
+
+def _mid_p_table(drawn: int, n_total: int, n_members: int) -> np.ndarray:
+    """The mid-p value of every number of members near, 0..drawn (one hypergeometric pmf, summed from the top)."""
+    from scipy.special import gammaln
+
+    h = np.arange(drawn + 1)
+    log_pmf = (gammaln(n_members + 1) - gammaln(h + 1) - gammaln(n_members - h + 1)
+               + gammaln(n_total - n_members + 1) - gammaln(drawn - h + 1) - gammaln(n_total - n_members - drawn + h + 1)
+               - gammaln(n_total + 1) + gammaln(drawn + 1) + gammaln(n_total - drawn + 1))  # fmt: skip
+    possible = (h <= n_members) & (drawn - h <= n_total - n_members)
+    pmf = np.where(possible, np.exp(np.where(possible, log_pmf, 0.0)), 0.0)
+    above = np.concatenate([np.cumsum(pmf[::-1])[::-1][1:], [0.0]])  # P(X > h)
+    return np.clip(above + 0.5 * pmf, 0.0, 1.0)
 
 
 def _scan_p_value(near: np.ndarray, member: np.ndarray, observed: float, *, seed: int) -> float:
@@ -250,15 +268,22 @@ def _scan_p_value(near: np.ndarray, member: np.ndarray, observed: float, *, seed
     rng = np.random.default_rng(seed + 2)
     n, n_members = member.size, int(member.sum())
     union = np.flatnonzero(near.any(axis=0))
-    sub = near[:, union].astype(np.int32)  # [tests, u]
+    sub = near[:, union].astype(np.float32)  # [tests, u]
     drawn = near.sum(axis=1)
-    tables = [_mid_p(np.arange(d + 1), np.full(d + 1, d), n, n_members) for d in drawn]  # mid-p by members near
+    table = np.ones((drawn.size, int(drawn.max()) + 1))  # mid-p by test and members near
+    for t, d in enumerate(drawn):
+        table[t, : d + 1] = _mid_p_table(int(d), n, n_members)
     u = union.size
     null = np.empty(_PERMUTATIONS)
-    for b in range(_PERMUTATIONS):
-        k = int(rng.hypergeometric(n_members, n - n_members, u)) if u else 0  # members among the near records
-        hits = sub[:, rng.choice(u, size=k, replace=False)].sum(axis=1)  # a random k of them are members
-        null[b] = min(float(t[h]) for t, h in zip(tables, hits, strict=True))
+    chunk = max(1, _PERMUTATION_CELLS // max(u, 1))
+    for start in range(0, _PERMUTATIONS, chunk):
+        b = min(chunk, _PERMUTATIONS - start)
+        k = rng.hypergeometric(n_members, n - n_members, u, size=b)  # members among the near records
+        keys = rng.random((b, u))
+        kth = np.sort(keys, axis=1)[np.arange(b), np.maximum(k - 1, 0)]
+        labels = (keys <= kth[:, None]) & (k[:, None] > 0)  # a random k of the near records are members
+        hits = np.rint(labels.astype(np.float32) @ sub.T).astype(np.int64)  # [b, tests]
+        null[start : start + b] = table[np.arange(drawn.size)[None, :], hits].min(axis=1)
     tol = observed * 1e-9
     below = np.sum(null < observed - tol)
     ties = np.sum(np.abs(null - observed) <= tol)

@@ -36,6 +36,7 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "p_member_realistic_supported",
     "linkage_score",
     "near_copy",
+    "copied",
 )
 
 
@@ -78,7 +79,8 @@ class SyntheticAudit:
         distance, the probability reads near the prior; "too little data to tell"),
         ``linkage_score`` (the record-linkage scan's relative statistic: how much more the
         record agrees with its best synthetic match than with any auxiliary record) and
-        ``near_copy`` (flagged by the scan's strongest test).
+        ``near_copy`` (flagged by the scan's strongest test) and ``copied`` (an identical row,
+        categories folded for case and whitespace, is in the synthetic table).
     attacks : dict of str to AttackMetrics
         ``"true_distribution"`` and ``"realistic"``, scored by ``P(member | d)``;
         ``"domias"`` (when ``density_ratio``), scored by
@@ -129,6 +131,12 @@ class SyntheticAudit:
         The Gower ranges and codes fitted on the real tables (for per-column shares).
     learned_features : tuple of str
         The learned attacker's features (``attacks["learned"]``, :mod:`audit_core.synthetic.learned`).
+    pool_holdout_rows : ndarray of int or None
+        The holdout rows that are not auxiliary records: with every training row, the records the
+        record-linkage scan tested (``linkage.near`` and ``linkage.statistic`` are in that order,
+        training rows first) and risk by group counts copies over.
+    pool_copied : ndarray of bool or None
+        Each of those records copied verbatim into the synthetic table (categories folded).
     """
 
     records: pd.DataFrame
@@ -154,6 +162,8 @@ class SyntheticAudit:
     learned_features: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     holdout_flag: str | None = None
+    pool_holdout_rows: np.ndarray | None = field(default=None, repr=False)
+    pool_copied: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_members(self) -> int:

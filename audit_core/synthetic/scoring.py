@@ -162,8 +162,9 @@ def rescore(
 
     Costs a few 1-D KDE fits on the stored distances (milliseconds for tens of
     thousands of records); the folds and pseudo-labels stay the same, so only the
-    changed setting moves the numbers. The new values are the settings' knobs' (checked
-    there, ``TabularSettings.validate``).
+    changed setting moves the numbers. The new values are checked by the tabular audit's knobs
+    (``TabularSettings``): a value the page and the CLI refuse raises their :class:`InputError`
+    sentence, never a clamp.
 
     Parameters
     ----------
@@ -175,7 +176,14 @@ def rescore(
     Returns
     -------
     SyntheticAudit
+
+    Raises
+    ------
+    InputError
+        A bandwidth, scale or prior outside its knob (``--bandwidth must be ...``).
     """
+    from audit_core.synthetic.spec import TabularSettings
+
     settings = dict(audit.settings)
     if bandwidth is not None:
         settings["bandwidth"] = bandwidth if isinstance(bandwidth, str) else float(bandwidth)
@@ -183,6 +191,8 @@ def rescore(
         settings["prior"] = float(prior)
     if bandwidth_scale is not None:
         settings["bandwidth_scale"] = float(bandwidth_scale)
+    TabularSettings.checked(prior=settings["prior"], bandwidth=settings["bandwidth"],
+                            bandwidth_scale=settings["bandwidth_scale"])  # fmt: skip
     d = audit.records["distance"].to_numpy(dtype=np.float64)
     is_member = audit.records["is_member"].to_numpy(dtype=bool)
     scored = score_attacks(d, is_member, audit.folds, audit.aux_distances, audit.aux_pseudo_member, settings)

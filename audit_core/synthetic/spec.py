@@ -92,8 +92,9 @@ class TabularSettings(Settings):
     secrets: tuple[str, ...] | None = _role("Secret columns to infer", "default: the last column")
     n_attacks: int = knob(2000, "Attacks per table", "--disclosure: attacks per table", bound=DISCLOSURE_ATTACKS)
     link_k: int = knob(1, "Linkability neighbours k", "--disclosure: neighbours per half", bound=LINK_K)
-    groups: str | None = knob(None, "Risk by group", "column whose groups each get a TPR at 1 % FPR (default: the "
-                              "column with the largest spread of risk)", stage="rescore")  # fmt: skip
+    groups: str | None = knob(None, "Risk by group", "column whose groups each get their copies, near-copies and a TPR "
+                              "at 1 % FPR (default: the column whose groups differ most in copies, else in risk)",
+                              stage="rescore")  # fmt: skip
 
     @staticmethod
     def column_kinds(train: Any) -> dict[str, str]:
@@ -137,7 +138,9 @@ class TabularResult:
 
 
 def group_risk(audit: SyntheticAudit, column: str | None) -> GroupRisk:
-    """Risk by group of the audited records (true-distribution attack; ``column`` None: the largest spread)."""
+    """Risk by group: copies and near-copies over every training row and holdout record that is not an auxiliary
+    record, the true-distribution attack's TPR over the audited records (``column`` None: the column whose groups
+    differ most in copies, else in risk)."""
     import numpy as np
     import pandas as pd
 
@@ -145,14 +148,18 @@ def group_risk(audit: SyntheticAudit, column: str | None) -> GroupRisk:
 
     recs = audit.records
     source, rows = recs["source"].to_numpy(), recs["row"].to_numpy()
+    n_train = len(audit.frames["train"])
+    pool = audit.pool_holdout_rows if audit.pool_holdout_rows is not None else np.unique(rows[source == "holdout"])
     columns = {}
     for col in audit.types.columns:
-        values = np.empty(len(recs), dtype=object)
-        for role in ("train", "holdout"):
-            mask = source == role
-            values[mask] = np.asarray(audit.frames[role][col].astype(object))[rows[mask]]
+        values = np.concatenate([np.asarray(audit.frames["train"][col].astype(object)),
+                                 np.asarray(audit.frames["holdout"][col].astype(object))[pool]])  # fmt: skip
         columns[col] = pd.Series(values).infer_objects()
-    return risk_by_group(columns, recs["p_member_true"].to_numpy(), recs["is_member"].to_numpy(), column=column)
+    member = np.r_[np.ones(n_train, dtype=bool), np.zeros(pool.size, dtype=bool)]
+    scored = np.where(source == "train", rows, n_train + np.searchsorted(pool, rows))
+    copied = audit.pool_copied if audit.pool_copied is not None else np.zeros(member.size, dtype=bool)
+    return risk_by_group(columns, recs["p_member_true"].to_numpy(), member, column=column, copied=copied,
+                         near=audit.linkage.near, scored=scored)  # fmt: skip
 
 
 _ROLES = ("train", "holdout", "synthetic", "auxiliary")
@@ -242,7 +249,8 @@ def _report(outcome: Outcome[TabularSettings, TabularResult]) -> Report:
     inputs = [describe_input(n, outcome.inputs[n]) for n in _ROLES if outcome.inputs.get(n) is not None]
     report = build_report(result.audit, inputs=inputs)
     if result.groups is not None:
-        caption = f"Risk by group: {result.groups.column} (TPR at 1 % FPR of the true-distribution attack, worst first)"
+        caption = (f"Risk by group: {result.groups.column} (copies, near-copies and the TPR at 1 % FPR of the "
+                   "true-distribution attack; groups with copies beyond chance first)")  # fmt: skip
         report = replace(report, tables=[*report.tables, (caption, result.groups.table())],
                          metrics={**report.metrics, "groups": result.groups.to_json()})
     return report if result.disclosure is None else with_disclosure(report, result.audit, result.disclosure)

@@ -16,6 +16,7 @@ highest lower interval limit, weighed by its status) drives the verdict.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -91,6 +92,8 @@ _NEXT_STEPS = {
     "disclosure": "Read the release checklist: suppress or coarsen the columns that single out, link or reveal the "
     "secret, then audit again.",
     "small": "Audit with a larger holdout table (at least 1,000 non-members to measure a TPR at 1 % FPR).",
+    "recode": "Recode the tables the same way (the same category labels, case and spelling in every table) and audit "
+    "again.",
 }
 
 
@@ -115,9 +118,11 @@ def _copy_findings(audit: SyntheticAudit) -> list[Finding]:
     """Verbatim real records: training copies beyond chance, rare training copies, real non-training records."""
     out: list[Finding] = []
     test, v = audit.copy_test, audit.verbatim
+    folded = (" (counted with the categories' case and spaces folded: the synthetic table writes them differently)"
+              if test.folding_matters else "")  # fmt: skip
     if test.excess:
         out.append(Finding("high", f"{test.train_copies:,} of the {test.n_train:,} training rows ({_pct(test.train_rate)}) "
-                           f"appear verbatim in the synthetic table, against {test.holdout_copies:,} of the "
+                           f"appear verbatim in the synthetic table{folded}, against {test.holdout_copies:,} of the "
                            f"{test.n_holdout:,} holdout rows ({_pct(test.holdout_rate)}, the chance rate): more copies than "
                            f"chance explains (one-sided Fisher exact test, {_p(test.p_value)}); each copied row discloses a "
                            "training record outright.", _NEXT_STEPS["copies"]))  # fmt: skip
@@ -158,12 +163,33 @@ def _near_findings(audit: SyntheticAudit) -> list[Finding]:
                            "near-copy discloses a training record with one value changed.", _NEXT_STEPS["near"]))  # fmt: skip
     if link.excess:
         k = link.best
+        near_records = link.members_near[k] + link.non_members_near[k]
+        statistic = ("their agreement" if link.tests[k].startswith("absolute")
+                     else "how much more they agree with it than with any auxiliary record")  # fmt: skip
         out.append(Finding("high" if link.strong else "elevated",
-                           f"{link.members_near[k]:,} of the {link.n_members:,} audited training records agree with a "
-                           f"synthetic record on nearly every column (record linkage, {link.tests[k]}), against "
-                           f"{link.non_members_near[k]:,} of the {link.n_non_members:,} holdout records ({_p(link.p_value)} "
-                           "over the scan): near-copies with a few values changed.", _NEXT_STEPS["near"]))  # fmt: skip
+                           f"{link.members_near[k]:,} of the {link.n_members:,} training records are among the "
+                           f"{near_records:,} records that agree most with a synthetic record (rarity-weighted record "
+                           f"linkage, by {statistic}), against {link.non_members_near[k]:,} of the "
+                           f"{link.n_non_members:,} non-members (holdout and auxiliary records): more than chance "
+                           f"({_p(link.p_value)} over the scan): near-copies with a few values changed.",
+                           _NEXT_STEPS["near"]))  # fmt: skip
     return out
+
+
+_RECODED = re.compile(r"Column '(?P<column>.+?)' is coded differently in table '(?P<table>.+?)' \(e\.g\. (?P<example>.+?)\) than")
+
+
+def _coding_findings(audit: SyntheticAudit) -> list[Finding]:
+    """Tables coded differently: the distance attacks and near-copy tests compare codes, not records (issue 28)."""
+    hits = [m for m in (_RECODED.match(w) for w in audit.warnings) if m]
+    if not hits:
+        return []
+    columns = ", ".join(f"'{m['column']}'" for m in hits[:4]) + (f" and {len(hits) - 4} more" if len(hits) > 4 else "")
+    tables = ", ".join(sorted({f"'{m['table']}'" for m in hits}))
+    return [Finding("elevated", f"The column(s) {columns} are coded differently in table(s) {tables} (e.g. "
+                    f"{hits[0]['example']}) than in the training table: the distances, the attacks and the near-copy tests "
+                    "compare codes, not records, so they can miss a leak; verbatim copies were counted with the "
+                    "categories' case and spaces folded.", _NEXT_STEPS["recode"])]  # fmt: skip
 
 
 def _attack_findings(audit: SyntheticAudit) -> list[Finding]:
@@ -221,7 +247,8 @@ def decision(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) -
       (fewer than 1,000) while no measurable FPR shows signal either.
     - **low** otherwise: no measurable risk at this sample size (evidence, not proof).
     """
-    findings = [*_copy_findings(audit), *_near_findings(audit), *_attack_findings(audit), *_disclosure_findings(disclosure)]
+    findings = [*_copy_findings(audit), *_near_findings(audit), *_coding_findings(audit), *_attack_findings(audit),
+                *_disclosure_findings(disclosure)]  # fmt: skip
     if not any(f.level in ("high", "elevated") for f in findings) and not audit.verbatim.train_copied:
         findings.append(Finding("low", "No copies of real records and no near-copies were found."))
     return decide(findings, low="no copies of real records, no near-copies and no attack "

@@ -27,8 +27,8 @@ def test_score_check_from_a_database_table_equals_the_cli_and_a_bad_url_is_one_s
     box = at.text_input(key=f"{state.ScoreCheck.SOURCE}.database_url")
     box.set_value(f"sqlite:///{db}?table=nope").run()
     assert not at.exception
-    assert [e.value for e in at.error] == [f"Table 'nope' could not be read from sqlite:///{db}?table=nope: no such "
-                                           "table: nope."]  # fmt: skip
+    assert [e.value.replace("\u2060", "") for e in at.error] == [  # a page puts a word joiner after ://
+        f"Table 'nope' could not be read from sqlite:///{db}?table=nope: no such table: nope."]  # fmt: skip
     at.text_input(key=f"{state.ScoreCheck.SOURCE}.database_url").set_value(url).run()
     at.button[0].click().run()
     assert not at.exception

@@ -46,9 +46,9 @@ DISCLOSURE_RECORD_COLUMNS: tuple[str, ...] = ("singled_out", "linked", "inferred
 class DisclosureOptions(Settings):
     """The settings of the disclosure attacks (:func:`audit_disclosure`), with their defaults.
 
-    ``n_attacks`` and ``link_k`` are the tabular audit's knobs (``--n-attacks``, ``--link-k``:
-    their knobs check them); ``n_cols`` and ``tolerance`` are knobs of these options, checked once per
-    audit by :meth:`~audit_core.contract.Settings.validate` in :func:`audit_disclosure`.
+    ``n_attacks`` and ``link_k`` are the tabular audit's knobs (``--n-attacks``, ``--link-k``):
+    :meth:`validate` checks them by those knobs, with the CLI's sentences; ``n_cols`` and
+    ``tolerance`` are knobs of these options. All are checked once per audit, in :func:`audit_disclosure`.
 
     Attributes
     ----------
@@ -69,6 +69,13 @@ class DisclosureOptions(Settings):
                        bound=Bound("the number of columns per singling-out predicate", 1, 10))  # fmt: skip
     tolerance: float = knob(NUMERIC_TOLERANCE, "Numeric tolerance", flag="tolerance",
                             bound=Bound("the numeric tolerance", 0.0, 1.0, integer=False))  # fmt: skip
+
+    def validate(self) -> None:
+        """Its own knobs, then the attacks per table and the neighbours by the tabular audit's knobs."""
+        from audit_core.synthetic.spec import TabularSettings
+
+        super().validate()
+        TabularSettings.checked(n_attacks=self.n_attacks, link_k=self.link_k)
 
     def to_json(self, seed: int) -> dict[str, Any]:
         """The settings a disclosure audit records (:attr:`DisclosureAudit.settings`)."""
@@ -176,7 +183,7 @@ def audit_disclosure(
     InputError
         Mismatched tables, too few rows, or roles naming a column the aligned tables do not compare.
     """
-    options.validate()  # the options no knob of the tabular audit covers, once per audit
+    options.validate()  # every option, by its knob, once per audit
     report = as_progress(progress)
     frames, types, roles = _aligned_inputs(train, holdout, synthetic, types, roles)
     n_train, n_control = len(frames["train"]), len(frames["holdout"])

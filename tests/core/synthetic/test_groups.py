@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from audit_core.__main__ import main
-from audit_core.common.groups import MIN_NON_MEMBERS
+from audit_core.common.groups import MIN_NON_MEMBERS, risk_by_group
 from audit_core.synthetic.audit import audit_synthetic
 from audit_core.synthetic.spec import group_risk
 
@@ -54,14 +54,23 @@ def test_small_groups_say_they_cannot_be_measured(planted) -> None:
 
 
 @pytest.mark.slow
-def test_without_a_column_the_largest_spread_is_chosen(planted) -> None:
+def test_without_a_column_the_one_whose_groups_differ_most_in_copies_is_chosen(planted) -> None:
     risk = group_risk(planted, None)
     assert risk.chosen
-    aucs = [r["auc"] for r in risk.rows if r["n_members"] >= 10 and r["n_non_members"] >= 10]
-    spread = max(aucs) - min(aucs)
-    for col in ("sex", "race", "workclass"):
-        other = [r["auc"] for r in group_risk(planted, col).rows if r["n_members"] >= 10 and r["n_non_members"] >= 10]
-        assert spread >= max(other) - min(other) - 1e-12
+    assert risk.column == "sex"  # every copy is a woman's record
+    assert risk.to_json()["chosen_by"] == "largest spread of copies"
+
+
+def test_without_copies_the_largest_spread_of_risk_is_chosen() -> None:
+    rng = np.random.default_rng(2)
+    n = 4000
+    member = rng.random(n) < 0.5
+    g = rng.choice(["a", "b", "c"], n)
+    scores = rng.normal(size=n) + np.where((g == "a") & member, 1.5, 0.0)  # only group a leaks
+    columns = {"h": pd.Series(rng.choice(["x", "y"], n)), "g": pd.Series(g)}
+    risk = risk_by_group(columns, scores, member, copied=np.zeros(n, dtype=bool), near=np.zeros(n, dtype=bool))
+    assert (risk.column, risk.to_json()["chosen_by"]) == ("g", "largest spread of risk")
+    assert risk.rows[0]["group"] == "a"
 
 
 @pytest.mark.slow
@@ -75,9 +84,46 @@ def test_cli_groups_in_the_json_and_a_bad_column_refused(tmp_path: Path, capsys)
     assert groups["chosen_by"] == "given"
     assert set(groups["sex"]) == {"Female", "Male"}
     assert {"tpr", "ci_low", "ci_high"} <= set(groups["sex"]["Male"]["tpr_at_fpr"]["0.01"])
+    assert {"copies", "near_copies", "copy_p_value"} <= set(groups["sex"]["Male"])
+    # the leaky sample: 200 training rows copied; the attack set holds 1,000 of the 2,000 training rows
+    assert groups["sex"]["Male"]["copies"] + groups["sex"]["Female"]["copies"] > 50
     capsys.readouterr()
     assert main([*base, "--groups", "sexx", "--json", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "did you mean 'sex'" in err[0]
     assert np.isfinite(groups["sex"]["Male"]["auc"])
+
+
+@pytest.fixture(scope="module")
+def small_group_copied():
+    """18 of the 21 training rows of a small group copied verbatim (18 non-members: too few for a TPR at 1 % FPR)."""
+    t = {n: pd.read_csv(ADULT / f"{n}.csv") for n in ("train", "holdout", "auxiliary", "synthetic_gaussian_copula")}
+    group = t["train"][t["train"]["race"] == "Amer-Indian-Eskimo"]
+    assert len(group) == 21
+    syn = pd.concat([t["synthetic_gaussian_copula"].iloc[:-18], group.iloc[:18]], ignore_index=True)
+    return audit_synthetic(t["train"], t["holdout"], syn, t["auxiliary"])
+
+
+def test_the_group_with_copies_ranks_first_whatever_its_size(small_group_copied) -> None:
+    risk = group_risk(small_group_copied, "race")
+    first = risk.rows[0]
+    assert first["group"] == "Amer-Indian-Eskimo"
+    assert first["copies"] >= 18
+    assert first["non_member_copies"] == 0
+    assert first["copy_p_value"] < 1e-6
+    assert not first["measurable"]  # "too small to measure" is about the TPR only
+    assert all(not r["evidence"] for r in risk.rows[1:])
+    row = risk.table().iloc[0]
+    assert row["copied verbatim: training / holdout rows"] == f"{first['copies']} of 21 / 0 of 18"
+    assert row["TPR at 1 % FPR [95 % interval]"].startswith("too few non-members to measure")
+    group = risk.to_json()["race"]["Amer-Indian-Eskimo"]
+    assert {"copies", "near_copies", "copy_p_value"} <= set(group)
+    assert group["copies"] == first["copies"]
+
+
+def test_the_default_column_is_the_one_whose_groups_differ_in_copies(small_group_copied) -> None:
+    risk = group_risk(small_group_copied, None)
+    assert risk.column == "race"
+    assert risk.to_json()["chosen_by"] == "largest spread of copies"
+    assert risk.rows[0]["group"] == "Amer-Indian-Eskimo"

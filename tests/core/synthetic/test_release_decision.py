@@ -200,3 +200,41 @@ def test_the_linkage_scan_finds_planted_near_copies_in_the_same_simulation() -> 
         enc = encode_for_gower([train, holdout, aux], types=types)
         found += linkage_test(*(match_table(enc, t) for t in (train, holdout, aux, synthetic)), seed=rep).excess
     assert found >= 16
+
+
+# ----------------------------------------------------------------------------- 3. copies behind a change of coding
+def test_copies_in_a_table_that_writes_its_categories_differently_are_counted_and_the_decision_says_recode() -> None:
+    """German Credit: 2 % of the synthetic rows verbatim training rows, every category upper-cased with its spaces doubled."""
+    folder = ADULT.parent / "german_credit"
+    t = {n: pd.read_csv(folder / f"{n}.csv") for n in ("train", "holdout", "auxiliary", "synthetic_gaussian_copula")}
+    rng = np.random.default_rng(4)
+    synthetic = _replace(t["synthetic_gaussian_copula"], t["train"].iloc[rng.choice(400, size=8, replace=False)], rng)
+    for col in synthetic.select_dtypes(include="object").columns:
+        synthetic[col] = synthetic[col].str.upper().str.replace(" ", "  ")
+    audit = audit_synthetic(t["train"], t["holdout"], synthetic, t["auxiliary"])
+    assert audit.copy_test.train_copies >= 8
+    assert audit.copy_test.unfolded_train_copies == 0
+    assert audit.copy_test.excess
+    assert "folding case and whitespace" in audit.to_json()["exact_copies"]["compared"]
+    assert any("coded differently" in w for w in audit.warnings)  # the warning stays
+    d = decision(audit)
+    assert d.level == "high"
+    copies = audit.copy_test.train_copies
+    assert d.headline.startswith(f"UNSAFE to release as it is: {copies} of the 400 training rows ({100 * copies / 400:.1f} %) "
+                                 "appear verbatim in the synthetic table (counted with the categories' case and spaces "
+                                 "folded")  # fmt: skip
+    recode = [r for r in d.reasons if "coded differently" in r]
+    assert len(recode) == 1
+    assert "compare codes, not records" in recode[0]
+    assert any(step.startswith("Recode the tables the same way") for step in d.next_steps)
+
+
+def test_a_table_coded_differently_without_copies_is_not_low() -> None:
+    """Nothing copied, but the categories are written differently: the audit cannot vouch for the table (elevated)."""
+    folder = ADULT.parent / "german_credit"
+    t = {n: pd.read_csv(folder / f"{n}.csv") for n in ("train", "holdout", "auxiliary", "synthetic_gaussian_copula")}
+    synthetic = t["synthetic_gaussian_copula"].copy()
+    synthetic["purpose"] = synthetic["purpose"].str.upper()
+    d = decision(audit_synthetic(t["train"], t["holdout"], synthetic, t["auxiliary"]))
+    assert d.level == "elevated"
+    assert d.headline.startswith("Elevated risk: review before release: the column(s) 'purpose' are coded differently")

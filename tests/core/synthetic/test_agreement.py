@@ -1,0 +1,113 @@
+"""Rarity-weighted agreement (audit_core.synthetic.agreement): the weights, the pruned engine against brute force,
+and the public per-record best match (issue 28)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit_core.common.column_types import ColumnTypes, infer_column_types
+from audit_core.synthetic.agreement import (
+    AGREE_M,
+    CLOSE,
+    DISAGREE,
+    EQUAL,
+    MISSING,
+    agreement_matrix,
+    best_agreement,
+    best_matches,
+    fit_weights,
+    match_table,
+)
+from audit_core.synthetic.encoding import encode_for_gower
+
+ADULT = Path(__file__).resolve().parents[3] / "sample_data" / "adult"
+TYPES = ColumnTypes(numeric=("x", "y"), categorical=("c", "d"))
+
+
+def _mixed(n: int, rng: np.random.Generator, missing: float = 0.0) -> pd.DataFrame:
+    """Ties everywhere (few integers, rounded numbers, skewed categories), a rare category, optional missing values."""
+    frame = pd.DataFrame({
+        "x": rng.integers(0, 30, n).astype(float), "y": np.round(rng.normal(0, 1, n), 2),
+        "c": rng.choice(list("abcd"), n, p=[0.7, 0.2, 0.09, 0.01]), "d": rng.choice([f"k{i}" for i in range(90)], n),
+    })  # fmt: skip
+    for col in frame.columns:
+        frame.loc[rng.random(n) < missing, col] = np.nan
+    return frame
+
+
+@pytest.mark.parametrize(("missing", "seed"), [(0.0, 0), (0.0, 1), (0.1, 2), (0.3, 3)])
+def test_the_pruned_engine_finds_the_brute_force_best(missing, seed) -> None:
+    rng = np.random.default_rng(seed)
+    query, reference, population = _mixed(150, rng, missing), _mixed(2500, rng, missing), _mixed(400, rng, missing)
+    reference.loc[:40, "d"] = "unseen"  # a category the real data never shows
+    enc = encode_for_gower([query, population], types=TYPES)
+    q, r, ref = (match_table(enc, t) for t in (query, reference, population))
+    weights = fit_weights(ref)
+    score, row = best_agreement(q, r, weights)
+    full = agreement_matrix(weights, q, r)
+    np.testing.assert_allclose(score, full.max(axis=1), rtol=1e-6, atol=1e-5)  # nothing missed
+    np.testing.assert_allclose(full[np.arange(q.n_rows), row], score, rtol=0, atol=1e-12)
+
+
+def test_the_engine_matches_brute_force_on_the_adult_sample() -> None:
+    """Real data, where the sort and the block bounds prune most blocks: still exactly the best score."""
+    t = {n: pd.read_csv(ADULT / f"{n}.csv") for n in ("train", "auxiliary", "synthetic_gaussian_copula")}
+    types = infer_column_types(t["train"])
+    enc = encode_for_gower([t["train"], t["auxiliary"]], types=types)
+    q = match_table(enc, t["train"].iloc[:150])
+    r, ref = match_table(enc, t["synthetic_gaussian_copula"]), match_table(enc, t["auxiliary"])
+    weights = fit_weights(ref)
+    score, _ = best_agreement(q, r, weights)
+    np.testing.assert_allclose(score, agreement_matrix(weights, q, r).max(axis=1), rtol=1e-6, atol=1e-5)
+
+
+def test_rare_values_weigh_more_and_one_changed_field_does_not_cancel_the_rest() -> None:
+    population = pd.DataFrame({"x": [1.0] * 60 + [2.0] * 39 + [3.123456], "c": ["a"] * 50 + ["b"] * 50})
+    types = ColumnTypes(numeric=("x",), categorical=("c",))
+    enc = encode_for_gower([population], types=types)
+    weights = fit_weights(match_table(enc, population))
+    q = match_table(enc, pd.DataFrame({"x": [1.0, 3.123456, 3.123456, np.nan], "c": ["a", "a", "a", "a"]}))
+    w = weights.query_weights(q)
+    n = 100
+    np.testing.assert_allclose(w["equal"][:, 0], [np.log(AGREE_M * (n + 1) / 61), np.log(AGREE_M * (n + 1) / 2),
+                                                  np.log(AGREE_M * (n + 1) / 2), 0.0])  # fmt: skip
+    assert w["equal"][1, 0] > 4 * w["equal"][0, 0] > 0  # the value one person has weighs far more
+    assert (w["close"][:3, 0, 0] <= w["equal"][:3, 0]).all()  # closeness never weighs more than equality
+    assert (w["disagree"][:3] < 0).all()
+    assert w["disagree"][3, 0] == 0
+    common = w["equal"][0].sum()  # a record of the crowd agreeing on every column
+    copy = pd.DataFrame({"x": [3.123456], "c": ["b"]})  # the rare value kept, the category changed
+    score = agreement_matrix(weights, q.rows([1]), match_table(enc, copy))[0, 0]
+    assert score == pytest.approx(w["equal"][1, 0] + w["disagree"][1, 1])
+    assert score > 3 * common > 0  # one changed field lowers the score without cancelling the rare agreement
+
+
+def test_best_matches_gives_each_record_its_row_equal_columns_and_pattern() -> None:
+    rng = np.random.default_rng(5)
+    real = _mixed(200, rng)
+    reference = _mixed(300, rng)
+    synthetic = _mixed(500, rng)
+    copy = real.iloc[[7]].copy()
+    copy["x"] += 1.0  # within 6 % of the range: close
+    copy["c"] = "d" if copy["c"].iloc[0] != "d" else "a"
+    synthetic.iloc[123] = copy.iloc[0]
+    empty = real.iloc[[9]].copy()
+    empty["y"] = np.nan
+    synthetic.iloc[321] = empty.iloc[0]
+    synthetic = synthetic.astype(real.dtypes.to_dict())
+    m = best_matches(real, synthetic, reference, types=TYPES)
+    assert m.columns == ("x", "y", "c", "d")
+    assert (m.row[7], m.row[9]) == (123, 321)
+    assert m.pattern[7].tolist() == [CLOSE, EQUAL, DISAGREE, EQUAL]
+    assert m.pattern[9].tolist() == [EQUAL, MISSING, EQUAL, EQUAL]
+    assert (m.n_equal[7], m.n_equal[9]) == (2, 3)
+    assert m.score.shape == m.row.shape == m.n_equal.shape == (200,)
+    others = np.delete(m.score, [7, 9])
+    assert m.score[7] > np.quantile(others, 0.9)
+    assert m.score[9] > np.quantile(others, 0.9)
+    again = best_matches(real, synthetic, reference, types=TYPES)
+    np.testing.assert_array_equal(again.score, m.score)
