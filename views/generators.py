@@ -201,7 +201,7 @@ def _shadow_section(outcome, asked: Request | None = None, **cheap: Any) -> None
         return
     for tab, run in zip(st.tabs([run.label for run in attacked]), attacked, strict=True):
         with tab:
-            show_decision(shadow_decision(run))
+            show_decision(shadow_decision(run, comparison))
             left, right = st.columns(2)
             left.plotly_chart(shadow_roc_figure(run.shadow), key=f"generators.shadow_roc.{run.name}")
             right.plotly_chart(isolation_figure(run.shadow), key=f"generators.shadow_iso.{run.name}")

@@ -386,11 +386,19 @@ def _reference_sentence(run: Any, audit: SyntheticAudit) -> str:
     return f"{run.label} is {_REFERENCES[run.name]} ({what}): AUC {t.auc:.3f}, {tpr}."
 
 
-def shadow_decision(run: GeneratorRun) -> Decision | None:
-    """One generator's shadow-attack decision, named by its label (the comparison page's tab); None when not run."""
+def _shadow_control(comparison: GeneratorComparison) -> Any:
+    """The shadow attack on the leaky reference (bootstrap), when the comparison ran it: the positive control."""
+    return next((r.shadow for r in comparison.runs if r.name == "bootstrap" and r.shadow is not None), None)
+
+
+def shadow_decision(run: GeneratorRun, comparison: GeneratorComparison | None = None) -> Decision | None:
+    """One generator's shadow-attack decision, named by its label (the comparison page's tab); None when not run.
+    Read against the ``comparison``'s leaky reference: when the attack tells none of its targets apart, nobody told
+    apart elsewhere is inconclusive (:func:`audit_core.synthetic.shadow.verdict.findings`)."""
     from audit_core.synthetic.shadow.verdict import decision as shadow
 
-    return None if run.shadow is None else shadow(run.shadow, label=run.label)
+    control = None if comparison is None else _shadow_control(comparison)
+    return None if run.shadow is None else shadow(run.shadow, label=run.label, control=control)
 
 
 def comparison_decision(comparison: GeneratorComparison) -> Decision:
@@ -407,7 +415,8 @@ def comparison_decision(comparison: GeneratorComparison) -> Decision:
         findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
         if run.shadow is not None:
             findings += [replace(f, reason=f"{run.label}, shadow attack: {f.reason[0].lower()}{f.reason[1:]}")
-                         for f in shadow_findings(run.shadow, label=run.label) if f.level != "low"]  # fmt: skip
+                         for f in shadow_findings(run.shadow, label=run.label, control=_shadow_control(comparison))
+                         if f.level != "low"]  # fmt: skip
     candidates = [r.label for r, _ in comparison.completed() if r.name not in _REFERENCES]
     leaky = next((a for r, a in comparison.completed() if r.name == "bootstrap"), None)
     power = (f" The leaky reference (bootstrap: resampled training rows, not a candidate) reaches AUC "

@@ -30,11 +30,19 @@ def _listing(attack: ShadowAttack, idx: np.ndarray, most: int = 5) -> str:
     return ", ".join(shown) + more
 
 
-def findings(attack: ShadowAttack, *, label: str = "") -> list[Finding]:
-    """The attack's finding: how many targets are told apart (family-wise, Holm), on which evidence."""
+def _told_apart(attack: ShadowAttack) -> np.ndarray:
+    return np.flatnonzero(attack.adjusted_p <= SHADOW_ALPHA)
+
+
+def findings(attack: ShadowAttack, *, label: str = "", control: ShadowAttack | None = None) -> list[Finding]:
+    """The attack's finding: how many targets are told apart (family-wise, Holm), on which evidence.
+
+    ``control``: the same attack on the leaky reference (bootstrap: a "generator" that copies training rows; it may be
+    ``attack`` itself). When it tells none of its targets apart, the attack is too weak to see a generator that
+    copies, so finding nobody here is inconclusive, not low."""
     name = label or attack.generator
     adjusted = attack.adjusted_p
-    told = np.flatnonzero(adjusted <= SHADOW_ALPHA)
+    told = _told_apart(attack)
     told = told[np.lexsort((-attack.scores.auc[told], adjusted[told]))]
     floor = 2.0 ** -(attack.n_shadows // 2) * attack.n_targets
     if told.size:
@@ -52,6 +60,12 @@ def findings(attack: ShadowAttack, *, label: str = "") -> list[Finding]:
                         f"{SHADOW_ALPHA:g} over {attack.n_targets} targets (its smallest p-value is 1 in "
                         f"{2 ** (attack.n_shadows // 2):,}): the attack was too small to conclude.",
                         "Run the shadow attack with more shadow models (--shadow-models).")]  # fmt: skip
+    if control is not None and not _told_apart(control).size:
+        return [Finding("inconclusive", f"The shadow attack ({attack.n_shadows} shadow models) tells none of the leaky "
+                        "reference's targets apart either, though that reference copies training rows: it is too weak "
+                        f"here to conclude that {name} protects its records.",
+                        "Run the shadow attack with more shadow models (--shadow-models), or with as many synthetic rows "
+                        "as the release will have.")]  # fmt: skip
     best = int(np.argmin(adjusted))
     return [Finding("low", f"None of {_who(attack)} can be told apart by an attacker who re-runs {name} "
                     f"({attack.n_shadows} shadow models; highest AUC {attack.scores.auc.max():.2f}, smallest Holm-adjusted "
@@ -61,17 +75,20 @@ def findings(attack: ShadowAttack, *, label: str = "") -> list[Finding]:
 RULES: tuple[str, ...] = (
     f"A target is told apart when its exact permutation p-value, Holm-adjusted over the targets, is at most "
     f"{SHADOW_ALPHA:g}: elevated; high when it is at most {SHADOW_STRONG:g}.",
-    "Inconclusive when the shadow models are too few for any p-value to reach that level over this many targets.",
+    "Inconclusive when the shadow models are too few for any p-value to reach that level over this many targets, or "
+    "(on the comparison) when the attack tells none of the leaky reference's targets apart either.",
 )
 """The cut-offs behind the shadow attack's decision."""
 
 
-def decision(attack: ShadowAttack, *, label: str = "") -> Decision:
+def decision(attack: ShadowAttack, *, label: str = "", control: ShadowAttack | None = None) -> Decision:
     """The release decision: high when a target is told apart at 1 % (family-wise), elevated at 5 %, inconclusive
-    when too few shadow models could never reach 5 %, low otherwise (``label``: the generator's name in words)."""
+    when too few shadow models could never reach 5 % or the leaky reference ``control`` is not told apart either
+    (:func:`findings`), low otherwise (``label``: the generator's name in words)."""
     low = (f"no target is told apart by re-running the generator ({attack.n_shadows} shadow models); passing this "
            "attack does not prove anonymity.")  # fmt: skip
-    return decide(findings(attack, label=label), low=low, rules=RULES, subject=f"Shadow attack on {label}" if label else "")
+    subject = f"Shadow attack on {label}" if label else ""
+    return decide(findings(attack, label=label, control=control), low=low, rules=RULES, subject=subject)
 
 
 def verdict(attack: ShadowAttack) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from audit_core.synthetic.shadow.audit import ShadowOptions, shadow_attack
 from audit_core.synthetic.shadow.design import design_shadows
 from audit_core.synthetic.shadow.result import holm
 from audit_core.synthetic.shadow.scoring import auc_by_ranks, cross_fit
+from audit_core.synthetic.shadow.verdict import decision
 
 ROOT = Path(__file__).resolve().parents[3]
 GERMAN = ROOT / "sample_data" / "german_credit"
@@ -81,6 +83,13 @@ def test_bootstrap_tells_every_target_apart(german: dict[str, pd.DataFrame]) -> 
     assert a.told_apart.all()
     assert (a.scores.release_p <= 1 / 9 + 1e-9).all()
     assert a.to_json()["told_apart"] == 5
+    # the leaky reference as the positive control of an attack that tells nobody apart (the same outputs, p = 1):
+    quiet = replace(a, scores=replace(a.scores, p_value=np.ones_like(a.scores.p_value)))
+    assert decision(quiet).level == decision(quiet, control=a).level == "low"  # the control fired: "low" stands
+    weak = decision(quiet, control=quiet)  # the control told nobody apart either: the attack is too weak to say "low"
+    assert weak.level == "inconclusive"
+    assert "leaky reference" in " ".join(weak.reasons)
+    assert decision(a, control=quiet).level in ("elevated", "high")  # a target told apart stands whatever the control
 
 
 @pytest.mark.slow
