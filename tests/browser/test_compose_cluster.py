@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.browser.test_dashboard import SHOTS, _free_port, _wait_idle, browser  # noqa: F401 - the fixture
+from tests.browser.test_dashboard import SHOTS, _free_port, _wait_result, browser  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.cluster]  # it starts Dask workers too: run alone
 
 
 def _command(entrypoint: list[str], ports: dict[str, str]) -> list[str]:
@@ -65,7 +65,7 @@ def compose_cluster(tmp_path_factory):
         file.close()
 
 
-def test_the_compose_services_run_an_audit_on_the_cluster(compose_cluster, browser):  # noqa: F811
+def test_the_compose_services_run_an_audit_on_the_cluster(compose_cluster, browser):
     url, client = compose_cluster
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     deadline = time.time() + 90
@@ -80,7 +80,7 @@ def test_the_compose_services_run_an_audit_on_the_cluster(compose_cluster, brows
     page.get_by_text("2 workers, 2 threads").first.wait_for(timeout=60_000)  # the sidebar names the cluster
     page.get_by_role("button", name="Run on the sample").first.click()  # the synthetic-data audit
     page.get_by_role("heading", name="Synthetic-data risk").first.wait_for(timeout=60_000)
-    _wait_idle(page, 300)
+    _wait_result(page, 300)  # not only idle: a quiet second can fall between the page switch and the run's output
     page.screenshot(path=str(SHOTS / "compose_cluster.png"), full_page=True)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.get_by_text("UNSAFE").count() >= 1

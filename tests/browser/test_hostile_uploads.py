@@ -11,86 +11,21 @@ of the upload's choosing). Needs /usr/bin/chromium, as ``test_dashboard.py`` doe
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from audit_core.common.report import CHROMIUM_FLAGS
-
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# the dashboard's server, Chromium and the idle wait are test_dashboard's (its module-level check skips or fails
+# without Chromium, as for every browser test); its fixtures get their own instance in this module
+from tests.browser.test_dashboard import SHOTS, _wait_idle, browser, server  # noqa: F401 - the fixtures
 
 pytestmark = pytest.mark.browser
 
-if not Path(CHROMIUM).exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Chromium for the browser tests: apt-get install chromium")
-    pytest.skip("Chromium is not installed (make browser)", allow_module_level=True)
-
-BUSY = ("stStatusWidget", "stSkeleton", "stProgress", "stSpinner")
-
-
-@pytest.fixture(scope="module")
-def server():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = ROOT / "artifacts" / "streamlit_hostile.log"
-    log.parent.mkdir(exist_ok=True)
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-             "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            proc.terminate()
-            pytest.fail(f"The dashboard did not start; see {log}")
-        yield url
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-        yield b
-        b.close()
-
 
 def _idle(page, timeout_s: float = 60) -> None:
-    """Until Streamlit has finished its run: no status widget, progress bar, spinner or skeleton for 0.5 s."""
-    deadline, quiet_since = time.time() + timeout_s, None
-    while time.time() < deadline:
-        if any(page.locator(f'[data-testid="{t}"]').count() for t in BUSY):
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = time.time()
-        elif time.time() - quiet_since >= 0.5:
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError(f"The page was still running after {timeout_s:.0f} s")
+    _wait_idle(page, timeout_s)
 
 
 def _open(browser, server: str, path: str, mode: str):
