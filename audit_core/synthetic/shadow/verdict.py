@@ -61,9 +61,13 @@ def findings(attack: ShadowAttack, *, label: str = "", control: ShadowAttack | N
                         f"{2 ** (attack.n_shadows // 2):,}): the attack was too small to conclude.",
                         "Run the shadow attack with more shadow models (--shadow-models).")]  # fmt: skip
     if control is not None and not _told_apart(control).size:
-        return [Finding("inconclusive", f"The shadow attack ({attack.n_shadows} shadow models) tells none of the leaky "
-                        "reference's targets apart either, though that reference copies training rows: it is too weak "
-                        f"here to conclude that {name} protects its records.",
+        weak = (f"The shadow attack ({attack.n_shadows} shadow models) tells none of this leaky reference's targets "
+                "apart, though it copies training rows: the attack is too weak here to conclude anything"
+                if control is attack else
+                f"The shadow attack ({attack.n_shadows} shadow models) tells none of the leaky reference's targets "
+                "apart either, though that reference copies training rows: it is too weak here to conclude that "
+                f"{name} protects its records")  # fmt: skip
+        return [Finding("inconclusive", weak + ".",
                         "Run the shadow attack with more shadow models (--shadow-models), or with as many synthetic rows "
                         "as the release will have.")]  # fmt: skip
     best = int(np.argmin(adjusted))
