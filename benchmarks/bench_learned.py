@@ -44,6 +44,7 @@ from audit_core.synthetic.attack_set import stratified_folds  # noqa: E402
 from audit_core.synthetic.audit import AuditOptions, audit_synthetic  # noqa: E402
 from audit_core.synthetic.encoding import encode_for_gower  # noqa: E402
 from audit_core.synthetic.learned import learned_attack  # noqa: E402
+from audit_core.synthetic.planted import noise_masked  # noqa: E402
 from audit_core.synthetic.scoring import density_ratio_score  # noqa: E402
 from audit_core.synthetic.shadow.targets import isolation  # noqa: E402
 
@@ -115,13 +116,7 @@ def power(seed: int) -> None:
     train, holdout, aux = (pd.read_csv(SAMPLE / f"{n}.csv") for n in ("train", "holdout", "auxiliary"))
     gc = pd.read_csv(SAMPLE / "synthetic_gaussian_copula.csv")
     rng = np.random.default_rng(seed)
-    masked = train.copy()
-    for col in masked.columns:
-        if pd.api.types.is_numeric_dtype(masked[col]):
-            masked[col] = masked[col] + rng.normal(0, 0.05 * masked[col].std(), len(masked)).round()
-        else:
-            swap = rng.random(len(masked)) < 0.05
-            masked.loc[swap, col] = rng.choice(train[col].unique(), int(swap.sum()))
+    masked = noise_masked(train, rng)
     types = infer_column_types(train)
     enc = encode_for_gower([train, holdout], types=types)
     rarest = train.iloc[np.argsort(-isolation(enc.transform(train), enc.transform(holdout)))]

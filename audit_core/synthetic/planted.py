@@ -17,6 +17,9 @@ and read the release decision (a known answer: at least ``elevated``).
   they differ;
 - ``emptied``: one value left empty.
 
+Beside the catalogue, :func:`noise_masked`: the whole training table released with noise on every number
+and 5 % of every categorical column's values swapped (the learned attacker's known answer).
+
 >>> import pandas as pd
 >>> train = pd.DataFrame({"age": [20, 35, 50, 65], "job": ["a", "b", "a", "c"]})
 >>> out = plant_near_copies(train.iloc[:2], train, kind="emptied", share=0.5, seed=0)
@@ -35,7 +38,7 @@ import pandas as pd
 from audit_core.common.column_types import ColumnTypes, infer_column_types
 from audit_core.common.errors import InputError
 
-__all__ = ["NEAR_COPY_KINDS", "PlantedCopies", "plant_near_copies"]
+__all__ = ["NEAR_COPY_KINDS", "PlantedCopies", "noise_masked", "plant_near_copies"]
 
 
 @dataclass(frozen=True)
@@ -205,3 +208,18 @@ def plant_near_copies(
         if pd.api.types.is_numeric_dtype(synthetic[col]) and not pd.api.types.is_numeric_dtype(out[col]):
             out[col] = pd.to_numeric(out[col], errors="coerce")
     return PlantedCopies(synthetic=out, train_rows=train_rows, synthetic_rows=target)
+
+
+def noise_masked(train: pd.DataFrame, rng: np.random.Generator, *, scale: float = 0.05,
+                 swap: float = 0.05) -> pd.DataFrame:  # fmt: skip
+    """``train`` as a noise-masked "synthetic" table: every numeric column plus Gaussian noise of ``scale`` times its
+    standard deviation (rounded to whole numbers), a share ``swap`` of every other column's values replaced by values
+    the column has. Every row still stands for one training record."""
+    masked = train.copy()
+    for col in masked.columns:
+        if pd.api.types.is_numeric_dtype(masked[col]):
+            masked[col] = masked[col] + rng.normal(0, scale * masked[col].std(), len(masked)).round()
+        else:
+            chosen = rng.random(len(masked)) < swap
+            masked.loc[chosen, col] = rng.choice(train[col].unique(), int(chosen.sum()))
+    return masked

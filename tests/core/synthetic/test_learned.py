@@ -19,6 +19,7 @@ from audit_core.common.roc import evaluate_attack
 from audit_core.synthetic.attack_set import stratified_folds
 from audit_core.synthetic.encoding import encode_for_gower
 from audit_core.synthetic.learned import cross_fit_learned, learned_attack
+from audit_core.synthetic.planted import noise_masked
 from audit_core.synthetic.shadow.targets import isolation
 
 ADULT = Path(__file__).resolve().parents[3] / "sample_data" / "adult"
@@ -63,13 +64,7 @@ def _change(rows: pd.DataFrame, rng: np.random.Generator, k: int, pool: pd.DataF
 def _leaks(adult: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     rng = np.random.default_rng(1)
     train, gc = adult["train"], adult["synthetic"]
-    masked = train.copy()
-    for col in masked.columns:
-        if pd.api.types.is_numeric_dtype(masked[col]):
-            masked[col] = masked[col] + rng.normal(0, 0.05 * masked[col].std(), len(masked)).round()
-        else:
-            swap = rng.random(len(masked)) < 0.05
-            masked.loc[swap, col] = rng.choice(train[col].unique(), int(swap.sum()))
+    masked = noise_masked(train, rng)
     near = _change(train.sample(200, random_state=2), rng, 3, train)
     group = train[train["education"] == "Masters"]
     types = infer_column_types(train)
