@@ -16,6 +16,7 @@ from audit_core.lira.spec import FPC_SIM, LIRA
 from audit_core.model.spec import MODEL
 from audit_core.scores.spec import SCORES
 from audit_core.selfcheck.spec import SELFCHECK
+from audit_core.synthetic.shadow.spec import SHADOW
 from audit_core.synthetic.spec import COMPARE, GENERATE, TABULAR
 
 __all__ = ["REGISTRY", "TOOLS", "last_selfcheck", "selfcheck_status", "selfcheck_version"]
@@ -24,9 +25,10 @@ REGISTRY: dict[str, Audit[Any, Any]] = {a.name: a for a in (TABULAR, COMPARE, LI
 """Audits in the order the home page shows them."""
 
 
-TOOLS: dict[str, Audit[Any, Any]] = {a.name: a for a in (GENERATE, FPC_SIM, SELFCHECK, DP_MODEL)}
-"""Subcommands built on the same contract with no page or home card of their own: fit one generator, simulate the
-FPC, self-check, and the DP claim check of an uploaded model (the DP claim page's second mode)."""
+TOOLS: dict[str, Audit[Any, Any]] = {a.name: a for a in (GENERATE, SHADOW, FPC_SIM, SELFCHECK, DP_MODEL)}
+"""Subcommands built on the same contract with no page or home card of their own: fit one generator, the
+shadow-generator attack (its page is a section of the comparison page), simulate the FPC, self-check, and the DP claim
+check of an uploaded model (the DP claim page's second mode)."""
 
 
 def selfcheck_status() -> str:

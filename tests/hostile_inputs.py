@@ -988,6 +988,14 @@ def probe_cases(folder: Path, *, full: bool = False) -> list[Case]:
     add("compare: --json /dev/full", "compare", "--data", str(lira_csv), "--generators", "bootstrap", "--json",
         "/dev/full", outputs=False, fast=False)  # fmt: skip
     add("lira: --records /dev/full", *lira, "--records", "/dev/full", outputs=False, fast=False)
+    shadow = ("shadow", "--train", str(good["train"]), "--population", str(good["holdout"]), "--generator", "bootstrap")
+    add("shadow: an unterminated CSV quote", "shadow", "--train", unterminated, *shadow[3:])
+    add("shadow: --generator-settings that are no JSON object", *shadow, "--generator-settings", "[1, 2")
+    add("shadow: --generator-settings a setting the generator lacks", *shadow, "--generator-settings", '{"epochs": 3}')
+    add("shadow: --target-rows past the training table", *shadow, "--target-rows", "100000", fast=False)
+    add("shadow: an odd number of shadow models", *shadow, "--shadow-models", "7")
+    add("shadow: --json /dev/full", *shadow, "--targets", "2", "--shadow-models", "4", "--json", "/dev/full",
+        outputs=False, fast=False)  # fmt: skip
     add("dp-audit: a missing target", "dp-audit", "--data", str(lira_csv), "--target", "nope", "--epsilon", "1")
     add("dp-audit: +-inf in a feature", "dp-audit", "--data", str(lira_inf), "--target", "y", "--epsilon", "1")
     add("dp-audit: more canaries than rows", "dp-audit", "--data", str(lira_csv), "--target", "y", "--epsilon", "1",

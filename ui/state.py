@@ -35,6 +35,8 @@ class Generators:
     SOURCE = "generators.source"
     BANDWIDTH = "generators.bandwidth"
     PRIOR = "generators.prior"
+    ASKED = "generators.asked"  # a request from the shadow-attack form, run on the next rerun
+    SHADOW = "generators.shadow"  # prefix of the shadow-attack form's widgets
     DATABASE = "generators.database_url"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,17 @@ import streamlit as st
 from audit_core.common.errors import InputError
 from audit_core.common.outputs import csv_text
 from audit_core.contract import Inputs
-from audit_core.synthetic.figures import comparison_roc_figure, comparison_table, privacy_utility_figure
+from audit_core.synthetic.figures import (
+    comparison_roc_figure,
+    comparison_table,
+    isolation_figure,
+    privacy_utility_figure,
+    shadow_roc_figure,
+    shadow_table,
+    shadow_target_table,
+)
 from audit_core.synthetic.spec import COMPARE, GENERATOR_INFO, CompareSettings
+from audit_core.synthetic.verdict import shadow_decision
 from ui import state
 from ui.cards import CHART, show_table
 from ui.decision import glossary_expander, show_decision, threat_cards
@@ -93,7 +103,7 @@ def _changed_params(names: list[str], params: dict) -> tuple[str, ...]:
     ))  # fmt: skip
 
 
-def _show(outcome) -> None:
+def _show(outcome, *, asked: Request | None = None, **cheap: Any) -> None:
     comparison = outcome.value
     st.divider()
     st.subheader(f"Result: {len(comparison.runs)} generators on {outcome.inputs.name('data')}")
@@ -125,10 +135,80 @@ def _show(outcome) -> None:
             "⬇ Synthetic table (CSV)", data=csv_text(comparison[pick].synthetic),
             file_name=f"synthetic_{pick}.csv", mime="text/csv", key="generators.download_csv",
         )
+    _shadow_section(outcome, asked, **cheap)
     st.subheader("Report")
     outcome_downloads(outcome, key="generators.report")
     glossary_expander(outcome.verdict(), "true-distribution attack realistic attack AUC TPR at FPR log-ROC 95 % interval "
-                      "Method 1 KDE prior utility member non-member holdout verbatim copy near-copy")
+                      "Method 1 KDE prior utility member non-member holdout verbatim copy near-copy shadow-generator "
+                      "attack told apart p-value cross-fitting")  # fmt: skip
+
+
+def _shadow_form(outcome) -> None:
+    """Targets and shadow models; on click, the same comparison with ``--shadow`` is asked for (the fits are kept)."""
+    saved: Request | None = st.session_state.get(state.Generators.RESULT)
+    if saved is None:
+        return
+    settings = saved.settings
+    with st.form(f"{state.Generators.SHADOW}.form"):
+        c1, c2 = st.columns(2)
+        targets = knob_input(c1, CompareSettings, "shadow_targets", value=settings.shadow_targets,
+                             key=f"{state.Generators.SHADOW}.targets")  # fmt: skip
+        models = knob_input(c2, CompareSettings, "shadow_models", value=settings.shadow_models, step=2,
+                            key=f"{state.Generators.SHADOW}.models")  # fmt: skip
+        st.caption("About one fit per shadow model and generator: GaussianCopula and the Bayesian network take about "
+                   "a second per fit at 1,000 rows on 2 cores; CTGAN, TVAE and CopulaGAN need a GPU (refused up front "
+                   "where a CPU would run past 15 min). Progress shows below, per generator.")  # fmt: skip
+        if not st.form_submit_button("▶ Run the shadow attack"):
+            return
+    asked = dataclasses.replace(settings, shadow=True, shadow_targets=int(targets), shadow_models=int(models))
+    st.session_state[state.Generators.ASKED] = dataclasses.replace(saved, settings=asked)
+    st.rerun()
+
+
+def _shadow_section(outcome, asked: Request | None = None, **cheap: Any) -> None:
+    """The shadow attack on every generator: a summary table, then per generator its decision, figures and targets.
+
+    ``asked``: the form's request from the last run; it runs here, its progress bars under the form the user clicked
+    (the fits and audits are kept), then the page is drawn again with its result.
+    """
+    comparison = outcome.value
+    st.subheader("Shadow attack")
+    st.caption(
+        "An attacker who knows the generator and its settings re-runs it on shadow training sets drawn from data like "
+        "yours, each of the most unusual training records (Meeus et al.) put into half of them, and learns per record "
+        "what its presence changes in the output (Stadler et al., Groundhog; TAPAS). A record is **told apart** when its "
+        "exact permutation test, Holm-adjusted over the records, is at most 0.05."
+    )
+    _shadow_form(outcome)
+    if asked is not None:
+        progress_for, bars = _progress_bars(list(asked.settings.generators))
+        done = audit_outcome(COMPARE, state.Generators.RESULT, asked, label="Shadow attack", progress_for=progress_for,
+                             **cheap)  # fmt: skip
+        for bar in bars.values():
+            bar.empty()
+        if done is not None and st.session_state.get(state.Generators.RESULT) is asked:  # refused: its sentence stays
+            _remember(done)
+            st.rerun()
+    if comparison.shadow is None:
+        st.caption("Not run yet for this comparison.")
+        return
+    st.dataframe(shadow_table(comparison), hide_index=True, width="stretch", key="generators.shadow_table")
+    attacked = [run for run in comparison.runs if run.shadow is not None]
+    for run in comparison.runs:
+        if run.shadow is None and run.shadow_error:
+            st.error(f"{run.label}: {run.shadow_error}")
+    if not attacked:
+        return
+    for tab, run in zip(st.tabs([run.label for run in attacked]), attacked, strict=True):
+        with tab:
+            show_decision(shadow_decision(run))
+            left, right = st.columns(2)
+            left.plotly_chart(shadow_roc_figure(run.shadow), key=f"generators.shadow_roc.{run.name}")
+            right.plotly_chart(isolation_figure(run.shadow), key=f"generators.shadow_iso.{run.name}")
+            st.dataframe(shadow_target_table(run.shadow), hide_index=True, width="stretch",
+                         key=f"generators.shadow_targets.{run.name}")  # fmt: skip
+            st.caption("⚠: a TPR at this FPR needs 10 / FPR shadow outputs without the record to be measured; "
+                       "'release p' ranks the published table among the outputs made without the record.")  # fmt: skip
 
 
 def main() -> None:
@@ -171,6 +251,7 @@ def main() -> None:
                     params[name] = _param_widgets(name)
         ignore = knob_input(st, CompareSettings, "ignore", options=list(real.columns), key="generators.ignore")
         submitted = st.form_submit_button("Fit & compare", type="primary")
+    asked = st.session_state.pop(state.Generators.ASKED, None)  # the shadow form's: run in its section, progress there
     request = None
     if autorun:
         request = Request(Inputs({"data": real}, {"data": path}), CompareSettings(use_rows=min(DEFAULT_ROWS, len(real))), 0)
@@ -194,13 +275,18 @@ def main() -> None:
     if outcome is None:
         return
     if request is not None:
-        done = [r for r in outcome.value.runs if r.ok]
-        candidates = [r for r in done if r.name not in ("bootstrap", "population")]  # the references are yardsticks
-        best = min(candidates, key=lambda r: r.audit.attacks["true_distribution"].auc, default=None)
-        remember_result(PAGE, f"{len(done)} generators compared" + (f"; lowest AUC of the candidates: {best.label}"
-                        if best else ""), {r.name: f"AUC {r.audit.attacks['true_distribution'].auc:.3f}" for r in done},
-                        decision=outcome.decision())  # fmt: skip
-    _show(outcome)
+        _remember(outcome)
+    _show(outcome, asked=None if request is not None else asked, bandwidth=bandwidth, prior=float(prior))
+
+
+def _remember(outcome) -> None:
+    """The comparison on the home page's list of results."""
+    done = [r for r in outcome.value.runs if r.ok]
+    candidates = [r for r in done if r.name not in ("bootstrap", "population")]  # the references are yardsticks
+    best = min(candidates, key=lambda r: r.audit.attacks["true_distribution"].auc, default=None)
+    remember_result(PAGE, f"{len(done)} generators compared" + (f"; lowest AUC of the candidates: {best.label}"
+                    if best else ""), {r.name: f"AUC {r.audit.attacks['true_distribution'].auc:.3f}" for r in done},
+                    decision=outcome.decision())  # fmt: skip
 
 
 main()

@@ -114,7 +114,7 @@ def _column_editor(train: pd.DataFrame, source: str) -> dict[str, tuple[str, ...
 
 # ----------------------------------------------------------------------------- results
 def _metric_cards(audit) -> None:
-    for name in [k for k in ("true_distribution", "realistic", "domias") if k in audit.attacks]:
+    for name in [k for k in ("true_distribution", "realistic", "domias", "learned") if k in audit.attacks]:
         m = audit.attacks[name]
         at = "score ≥ 0" if name == "domias" else "P ≥ 0.5"
         with st.container(border=True):
@@ -399,4 +399,5 @@ remember_result(
 )
 
 glossary_expander(outcome.verdict(), *ATTACK_LABELS.values(), "Gower distance KDE bandwidth prior AUC TPR at FPR "
-                  "log-ROC 95 % interval verbatim copy near-copy DOMIAS Method 1 p-value epsilon lower bound")
+                  "log-ROC 95 % interval verbatim copy near-copy DOMIAS Method 1 p-value epsilon lower bound learned attacker "
+                  "cross-fitting")

@@ -50,6 +50,7 @@ ATTACK_COLORS: dict[str, str] = {
     "realistic": "#56B4E9",
     "distance_threshold": "#000000",
     "domias": "#E69F00",
+    "learned": "#CC79A7",
     "naive": "#E69F00",
     "post_processed": "#000000",
     "post_processed_t": "#56B4E9",

@@ -32,6 +32,14 @@ TERMS: dict[str, str] = {
     "realistic attack": "An attacker who holds only auxiliary data and treats its closest records as pseudo-members.",
     "DOMIAS": "A density-ratio attack (van Breugel et al., 2023): records much closer to the synthetic table than to "
     "the auxiliary data are called members; it finds uncommon records that were copied.",
+    "learned attacker": "An attack that learns, from some known members and non-members, what sets members apart in "
+    "the synthetic table (distances, agreement with the best match, density ratio) with a gradient-boosting classifier.",
+    "cross-fitting": "Scoring each record with a model fitted on the other records only, so no record's own label "
+    "shapes its score: the scores are an honest test of the attack.",
+    "shadow-generator attack": "An attack that re-runs the generator on shadow training sets with and without a target "
+    "record and learns what the target's presence changes in the output (Stadler et al., 2022; Meeus et al., 2023).",
+    "told apart": "A target record is told apart when the shadow attack's exact permutation test, corrected for the "
+    "number of targets (Holm), says the attacker can tell whether it was in the training data (5 % level).",
     "Method 1": "The baseline attack: a record is a member when its distance to the synthetic table is below a threshold.",
     "AUC": "Area under the ROC curve: 0.5 is guessing, 1.0 perfect; it averages over all records and hides a few "
     "exposed ones.",

@@ -58,6 +58,8 @@ __all__ = [
     "REFERENCE_EPOCHS",
     "REFERENCE_MODELS",
     "SEED",
+    "SHADOW_MODELS",
+    "SHADOW_TARGETS",
     "TABLE_COLUMNS",
     "TARGET_FPR",
     "Bound",
@@ -142,6 +144,10 @@ MIN_MODELS = 8
 LIRA_MODELS = Bound("the number of models", MIN_MODELS, MODELS.high, multiple=2)
 """LiRA's M: even (each record is in exactly half of the models), at least :data:`MIN_MODELS`."""
 FPC_REPEATS = Bound("the number of simulation repeats", 1, 10_000)
+SHADOW_MODELS = Bound("the number of shadow models", 4, 512, multiple=2)
+"""The shadow attack's K: even (every target is in exactly one set of each pair)."""
+SHADOW_TARGETS = Bound("the number of targets", 1, 500)
+"""The shadow attack's T (each target gets its own test; Holm's correction spends the level over them)."""
 PRIOR = Bound("the prior membership probability", 1e-6, 1 - 1e-6, integer=False)
 DISCLOSURE_ATTACKS = Bound("the number of disclosure attacks", 1, 200_000)
 """Attacks per table in the singling-out, linkability and inference audits (audit_core.synthetic.disclosure)."""

@@ -20,6 +20,12 @@ _MEMBERSHIP = ("the synthetic table and, for the upper bound, how members' and n
                "the share of training records it flags (TPR) while wrongly flagging 1 % of non-members",
                "TPR near 1 % (chance), AUC near 0.5", "regenerate with stronger privacy settings; drop the exposed records")
 
+_SHADOW = ("Shadow-generator attack", "the generator and its settings, and population data like the training data "
+           "(it re-runs the generator on shadow training sets with and without each target)",
+           "how many of the most unusual training records it tells apart (per record: AUC over the shadow outputs, "
+           "exact permutation test, Holm over the records)", "nobody told apart; AUCs near 0.5",
+           "regenerate with stronger privacy settings, or coarsen the exposed records' unusual values")
+
 _THREAT_CARDS: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
     "tabular": (
         ("Verbatim copies", *_COPY),
@@ -29,13 +35,18 @@ _THREAT_CARDS: dict[str, tuple[tuple[str, str, str, str, str], ...]] = {
          _MEMBERSHIP[3]),
         ("DOMIAS density ratio", "the synthetic table and auxiliary records", "whether uncommon records that sit closer "
          "to the synthetic table than to the population were members", _MEMBERSHIP[2], _MEMBERSHIP[3]),
+        ("Learned attacker", "the synthetic table and some members and non-members, whose pattern it learns (distances "
+         "to the nearest synthetic rows, agreement with the best match, density ratio)", "the share of the other "
+         "training records it flags while wrongly flagging 1 % of non-members (each record scored by a model that "
+         "never saw it)", _MEMBERSHIP[2], _MEMBERSHIP[3]),
         ("Singling out, linkability, inference (--disclosure)", "some columns of a target person",
          "excess success on training records over the control (holdout) records", "risk 0 or below (interval touching 0)",
          "suppress or coarsen the columns the attack uses"),
     ),
     "compare": (("Each generator's audit", *_MEMBERSHIP[:1], "the tabular audit's findings per generator, beside its "
                  "fidelity", "the generator with no finding and the highest fidelity", "pick a safer generator or "
-                 "raise its privacy setting"),),
+                 "raise its privacy setting"), _SHADOW),
+    "shadow": (_SHADOW,),
     "lira": (
         ("Calibrated LiRA", "the model's output on a record and reference models trained with and without it",
          "the share of training records flagged at a per-record false-positive rate alpha", "TPR near alpha",

@@ -15,7 +15,9 @@ One call, :func:`audit_synthetic`, runs the whole audit on the same attack set:
 4. the copy tests (:mod:`audit_core.synthetic.copies`): rows of one table repeated
    verbatim in another, with a one-sided Fisher exact test of whether the synthetic table
    copies training rows more often than holdout rows, and the same for near-copies;
-5. the record-linkage scan of near-copies beyond a fixed tolerance (:mod:`audit_core.synthetic.linkage`).
+5. the record-linkage scan of near-copies beyond a fixed tolerance (:mod:`audit_core.synthetic.linkage`);
+6. the learned attacker (:mod:`audit_core.synthetic.learned`): a classifier on every record's distances,
+   agreement and density ratio, cross-fitted on the folds of step 3.
 
 The result is a :class:`audit_core.synthetic.result.SyntheticAudit`;
 :func:`audit_core.synthetic.scoring.rescore` re-fits only the densities for a new
@@ -57,6 +59,7 @@ from audit_core.synthetic.copies import (
 from audit_core.synthetic.density import LOG_AXIS_SCALE
 from audit_core.synthetic.distributed_distance import nearest_gower_on
 from audit_core.synthetic.encoding import GowerEncoding, encode_for_gower
+from audit_core.synthetic.learned import learned_attack
 from audit_core.synthetic.linkage import LinkageTest, linkage_test
 from audit_core.synthetic.result import SyntheticAudit
 from audit_core.synthetic.scoring import AttackScores, density_ratio_score, score_attacks
@@ -98,6 +101,9 @@ class AuditOptions(Settings):
     density_ratio : bool
         Also run the DOMIAS-style attack (van Breugel et al., 2023): ``log(d_aux) - log(d_syn)``
         from 1-nearest-neighbour distances (one more nearest-neighbour search).
+    learned : bool
+        Also run the learned attacker (:mod:`audit_core.synthetic.learned`): a gradient-boosting classifier on
+        each record's distances, agreement and density ratio, cross-fitted on the folds.
     """
 
     prior: float = 0.5
@@ -111,6 +117,7 @@ class AuditOptions(Settings):
     max_per_class: int | None = knob(None, "Records per class", flag="max_per_class",
                                        bound=Bound("max_per_class", MIN_PER_CLASS, 10**9))  # fmt: skip
     density_ratio: bool = True
+    learned: bool = True
 
     def validate(self) -> None:
         """Its own knobs, then the prior and bandwidth by the tabular audit's knobs (nothing downstream clamps them)."""
@@ -191,11 +198,15 @@ def audit_synthetic(
     pseudo = pseudo_labels(dist.auxiliary, float(options.aux_quantile), rng)
     settings = options.to_json(seed)
     scored = score_attacks(dist.attack, attack.is_member, folds, dist.auxiliary, pseudo, settings)
-    report(1.0, "done")
     pool = attack.non_auxiliary_holdout
     pool_copied = np.r_[np.isin(keys["train"], keys["synthetic"]), np.isin(keys["holdout"][pool], keys["synthetic"])]
     at = np.r_[attack.train_rows, len(aligned["train"]) + np.searchsorted(pool, attack.holdout_rows)]
     records, attacks = _attack_records(attack, dist, scored, linkage, pool_copied[at])
+    learned_names: tuple[str, ...] = ()
+    if options.learned:
+        report(0.92, "the learned attacker (cross-fitted gradient boosting)")
+        learned_names = _learned(aligned, attack, dist, records, attacks, folds, seed=seed)
+    report(1.0, "done")
     return SyntheticAudit(
         records=records,
         attacks=attacks,
@@ -220,6 +231,7 @@ def audit_synthetic(
         linkage=linkage,
         frames={name: _compact(aligned[name], aligned.types) for name in ("train", "holdout", "synthetic")},
         encoding=dist.encoder,
+        learned_features=learned_names,
         pool_holdout_rows=pool,
         pool_copied=pool_copied,
     )
@@ -363,6 +375,23 @@ def _attack_records(
         records["domias_score"] = score
         attacks["domias"] = evaluate_attack(score, is_member, threshold=0.0)
     return records, attacks
+
+
+def _learned(
+    aligned: AlignedTables, attack: AttackSet, dist: _Distances, records: pd.DataFrame, attacks: dict[str, AttackMetrics],
+    folds: np.ndarray, *, seed: int,
+) -> tuple[str, ...]:
+    """The learned attacker (:mod:`audit_core.synthetic.learned`): its out-of-fold scores into ``records`` and
+    ``attacks``; returns its feature names."""
+    frame = pd.concat([aligned["train"].iloc[attack.train_rows], aligned["holdout"].iloc[attack.holdout_rows]],
+                      ignore_index=True)  # fmt: skip
+    measured = (dist.auxiliary, dist.to_auxiliary) if dist.to_auxiliary is not None else None
+    learned = learned_attack(frame, attack.is_member, aligned["synthetic"], attack.auxiliary, types=aligned.types,
+                             encoding=dist.encoder, folds=folds, seed=seed, linkage=records["linkage_score"].to_numpy(),
+                             distances=measured)  # fmt: skip
+    records["learned_score"] = learned.score
+    attacks["learned"] = evaluate_attack(learned.score, attack.is_member, threshold=0.5)
+    return learned.names
 
 
 def _compact(frame: pd.DataFrame, types: ColumnTypes) -> pd.DataFrame:

@@ -31,6 +31,8 @@ from audit_core.synthetic.generators.base import check_generator_input
 from audit_core.synthetic.generators.registry import GENERATORS, make_generator
 from audit_core.synthetic.result import SyntheticAudit
 from audit_core.synthetic.scoring import rescore
+from audit_core.synthetic.shadow.audit import ShadowOptions, shadow_attack
+from audit_core.synthetic.shadow.result import ShadowAttack
 from audit_core.synthetic.split import RealSplit, split_real_table
 from audit_core.synthetic.utility import UtilityScore, utility_score
 
@@ -65,6 +67,10 @@ class GeneratorRun:
         Wall time (0 when served from the cache).
     error : str or None
         The generator's own error message when it failed; the other rows still complete.
+    shadow : ShadowAttack or None
+        The shadow-generator attack on it (:mod:`audit_core.synthetic.shadow`), when the plan asked for one.
+    shadow_error : str or None
+        Why that attack did not complete (the audit above still stands).
     """
 
     name: str
@@ -76,6 +82,8 @@ class GeneratorRun:
     fit_seconds: float = 0.0
     sample_seconds: float = 0.0
     error: str | None = None
+    shadow: ShadowAttack | None = None
+    shadow_error: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -106,6 +114,8 @@ class GeneratorComparison:
     seed: int
     real: pd.DataFrame | None = field(default=None, repr=False)
     """The real table that was split (the report describes it)."""
+    shadow: ShadowOptions | None = None
+    """The shadow attack's settings, when one was run on every generator."""
 
     def __getitem__(self, name: str) -> GeneratorRun:
         for run in self.runs:
@@ -156,10 +166,17 @@ class GeneratorComparison:
                     "fit_seconds": run.fit_seconds,
                     "audit": run.audit.to_json() if run.ok and run.audit is not None else None,
                     "utility": run.utility.to_json() if run.utility is not None else None,
+                    **(self._shadow_json(run) if self.shadow else {}),
                 }
                 for run in self.runs
             },
         }
+
+
+    @staticmethod
+    def _shadow_json(run: GeneratorRun) -> dict[str, Any]:
+        """``shadow`` (the attack's JSON, or None) and ``shadow_error`` of one run."""
+        return {"shadow": run.shadow.to_json() if run.shadow is not None else None, "shadow_error": run.shadow_error}
 
 
 def _method1_f1(audit: SyntheticAudit) -> float:
@@ -252,6 +269,34 @@ class _RunSettings:
     rows: int
     seed: int
     options: AuditOptions
+    shadow: ShadowOptions | None = None
+
+
+def _shadow_population(split: RealSplit) -> pd.DataFrame:
+    """The records the shadow attacker draws its shadow sets from: every real row that is not a training row."""
+    return pd.concat([split.holdout, split.auxiliary, split.reserve], ignore_index=True)
+
+
+def _run_shadow(
+    name: str, split: RealSplit, synthetic: pd.DataFrame, gen_params: Mapping[str, Any], settings: _RunSettings, *,
+    progress: ProgressFn | None, cache: MutableMapping[Any, Any] | None,
+) -> tuple[ShadowAttack | None, str | None]:
+    """The shadow attack on one generator of the comparison (kept in ``cache``); its error as a sentence."""
+    assert settings.shadow is not None
+    population = _shadow_population(split)
+    key = ("shadow", name, tuple(sorted(gen_params.items())), fingerprint(synthetic), fingerprint(split.train),
+           fingerprint(population), settings.types, settings.seed, settings.shadow)  # fmt: skip
+    if cache is not None and key in cache:
+        return cache[key], None
+    try:
+        attack = shadow_attack(split.train, population, generator=name, params=gen_params, synthetic=synthetic,
+                               types=settings.types, options=settings.shadow, seed=settings.seed, progress=progress,
+                               reserve=split.reserve if len(split.reserve) else None)  # fmt: skip
+    except Exception as exc:  # the generator's audit stands; the shadow attack's error goes in its own field
+        return None, _error_text(exc)
+    if cache is not None:
+        cache[key] = attack
+    return attack, None
 
 
 def _run_generator(
@@ -268,11 +313,12 @@ def _run_generator(
     both = as_progress(progress)
     spec = GENERATORS[name]
     types, n_rows, seed = settings.types, settings.rows, settings.seed
+    stops = (0.2, 0.3, 0.35) if settings.shadow is not None else (0.6, 0.95, 1.0)  # fit, audit, utility; shadow
     try:
         shown = make_generator(name, **gen_params).params
         synthetic, fit_s, sample_s = fit_and_sample(
             name, split, types=types, params=gen_params, rows=n_rows, seed=seed,
-            progress=sub_progress(both, 0.0, 0.6), cache=cache,
+            progress=sub_progress(both, 0.0, stops[0]), cache=cache,
         )
         audit_key = ("audit", name, tuple(sorted(shown.items())), fingerprint(synthetic),
                      fingerprint(split.train), fingerprint(split.holdout), types, seed, settings.options)
@@ -281,16 +327,20 @@ def _run_generator(
         else:
             audit = audit_synthetic(
                 split.train, split.holdout, synthetic, auxiliary, types=types, options=settings.options, seed=seed,
-                progress=sub_progress(both, 0.6, 0.95),
+                progress=sub_progress(both, stops[0], stops[1]),
             )
-            both(0.95, f"{name}: utility")
+            both(stops[1], f"{name}: utility")
             utility = utility_score(split.train, synthetic, types=types)
             if cache is not None:
                 cache[audit_key] = (audit, utility)
+        shadow, shadow_error = None, None
+        if settings.shadow is not None:
+            shadow, shadow_error = _run_shadow(name, split, synthetic, shown, settings,
+                                               progress=sub_progress(both, stops[2], 1.0), cache=cache)  # fmt: skip
         both(1.0, f"{name}: done")
         return GeneratorRun(
             name=name, label=spec.label, params=shown, audit=audit, utility=utility, synthetic=synthetic,
-            fit_seconds=fit_s, sample_seconds=sample_s,
+            fit_seconds=fit_s, sample_seconds=sample_s, shadow=shadow, shadow_error=shadow_error,
         )
     except Exception as exc:  # one generator failing must not stop the others
         both(1.0, f"{name}: failed")
@@ -390,6 +440,9 @@ class ComparisonPlan:
     options : AuditOptions
         The settings of every generator's audit (:func:`audit_core.synthetic.audit.audit_synthetic`);
         the prior and bandwidth are re-scored afterwards by :func:`rescore_comparison`.
+    shadow : ShadowOptions or None
+        Also attack every generator with shadow generators (:func:`audit_core.synthetic.shadow.audit.shadow_attack`:
+        shadow sets drawn from every real row that is not a training row, the release the generator's own table).
     """
 
     names: tuple[str, ...]
@@ -397,6 +450,7 @@ class ComparisonPlan:
     fractions: Mapping[str, float] | None = None
     rows: int | None = None
     options: AuditOptions = field(default_factory=AuditOptions)
+    shadow: ShadowOptions | None = None
 
 
 def compare_generators(
@@ -461,7 +515,7 @@ def compare_generators(
         )
     overall = as_progress(progress)
     auxiliary = split.auxiliary if len(split.auxiliary) else None
-    settings = _RunSettings(types=types, rows=n_rows, seed=seed, options=plan.options)
+    settings = _RunSettings(types=types, rows=n_rows, seed=seed, options=plan.options, shadow=plan.shadow)
     if client is not None:
         runs = _compare_on_cluster(client, names, split, auxiliary, plan.params, settings, overall, cache,
                                    per_generator_progress)  # fmt: skip
@@ -473,4 +527,5 @@ def compare_generators(
         reasons = {run.error for run in runs}
         why = next(iter(reasons)) if len(reasons) == 1 else "; ".join(f"{run.name}: {run.error}" for run in runs)
         raise InputError(f"No generator completed ({why.rstrip('.')}); fix that and run the comparison again.")
-    return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed, real=real_df)
+    return GeneratorComparison(runs=tuple(runs), split=split, types=types, rows=n_rows, seed=seed, real=real_df,
+                               shadow=plan.shadow)  # fmt: skip

@@ -43,13 +43,15 @@ import pandas as pd
 from audit_core.common.errors import InputError
 from audit_core.common.runtime import ProgressFn, sub_progress
 from audit_core.synthetic.encoding import MISSING_CODE, EncodedTable, check_same_encoding
-from audit_core.synthetic.nearest_scan import scan_numba, scan_torch
+from audit_core.synthetic.nearest_scan import scan_numba, scan_numba_k, scan_torch, scan_torch_k
 
 __all__ = [
+    "NearestK",
     "NearestNeighbours",
     "Rows",
     "column_contributions",
     "nearest_gower",
+    "nearest_k_gower",
     "pair_distances",
     "pairwise_gower",
     "warm_up",
@@ -321,3 +323,82 @@ def nearest_gower(
     index = index.astype(np.int64)
     distance = pair_distances(query, reference, query_rows=np.arange(n), reference_rows=index)
     return NearestNeighbours(distance=distance, index=index, backend=name)
+
+
+@dataclass(frozen=True)
+class NearestK:
+    """For each query record, its ``k`` nearest reference records under Gower distance, nearest first.
+
+    Attributes
+    ----------
+    distance : numpy.ndarray
+        float64 ``[n_query, k]`` distances (recomputed exactly for the chosen pairs), ascending per row.
+    index : numpy.ndarray
+        int64 ``[n_query, k]`` reference rows (ties to the lower row, up to float32 rounding in the scan).
+    """
+
+    distance: np.ndarray = field(repr=False)
+    index: np.ndarray = field(repr=False)
+
+
+def _exact_top_k(query: EncodedTable, reference: EncodedTable, index: np.ndarray, k: int) -> NearestK:
+    """Candidates ``index`` (``[n, c]``, c >= k) re-scored in float64 and the ``k`` best kept (distance, then row)."""
+    n, c = index.shape
+    rows = np.repeat(np.arange(n), c)
+    d = pair_distances(query, reference, query_rows=rows, reference_rows=index.ravel()).reshape(n, c)
+    order = np.lexsort((index, d), axis=1)[:, :k]
+    return NearestK(distance=np.take_along_axis(d, order, axis=1), index=np.take_along_axis(index, order, axis=1))
+
+
+def nearest_k_gower(
+    query: EncodedTable,
+    reference: EncodedTable,
+    *,
+    k: int,
+    block_rows: int | None = None,
+    backend: str = "auto",
+    progress: ProgressFn | None = None,
+) -> NearestK:
+    """The ``k`` nearest reference records of every query record (:func:`nearest_gower` for ``k`` > 1).
+
+    The same scans (the pruned numba kernel on a CPU, torch on a GPU) keep a running top-k
+    instead of a running minimum; the chosen pairs' distances are recomputed in float64. A
+    reference with fewer than ``k`` rows gives its rows and then distance 1 at row -1.
+    Reference rows with a missing value are scanned apart (as :func:`nearest_gower` does) and
+    the two candidate lists merged in float64.
+    """
+    check_same_encoding(query, reference)
+    k = int(k)
+    if k < 1:
+        raise InputError(f"k must be at least 1; got {k}.")
+    if reference.n_rows == 0:
+        raise InputError("The reference (synthetic) table has no rows; there is nothing to compare with.")
+    n, m = query.n_rows, reference.n_rows
+    kk = min(k, m)
+    if n == 0:
+        return NearestK(distance=np.zeros((0, k)), index=np.zeros((0, k), dtype=np.int64))
+    use_torch = backend == "torch"
+    if backend == "auto":
+        import torch
+
+        use_torch = bool(torch.cuda.is_available())
+    if use_torch:
+        _, index, _ = scan_torch_k(query, reference, k=kk, block_rows=block_rows, device=None, progress=progress)
+        result = _exact_top_k(query, reference, index, kk)
+    else:
+        incomplete = np.isnan(reference.numeric).any(axis=1) | (reference.codes == MISSING_CODE).any(axis=1)
+        kinds = [np.arange(m)] if not incomplete.any() or incomplete.all() else [np.flatnonzero(~incomplete),
+                                                                                  np.flatnonzero(incomplete)]  # fmt: skip
+        found, start = [], 0.0
+        for rows in kinds:
+            share = start + rows.size / m
+            _, i = scan_numba_k(query, reference.rows(rows), k=min(kk, rows.size), block_rows=block_rows,
+                                progress=sub_progress(progress, start, share))  # fmt: skip
+            found.append(rows[i])
+            start = share
+        result = _exact_top_k(query, reference, np.concatenate(found, axis=1), kk)
+    if kk == k:
+        return result
+    pad = k - kk
+    return NearestK(distance=np.concatenate([result.distance, np.ones((n, pad))], axis=1),
+                    index=np.concatenate([result.index, np.full((n, pad), -1, dtype=np.int64)], axis=1))  # fmt: skip

@@ -2,7 +2,8 @@
 
 One table's membership risk (distances, P(member | d), log-ROC, overlaps, most exposed
 records), the generator comparison (side-by-side table, overlaid log-ROC, privacy against
-utility) and the disclosure attacks (singling out, linkability, inference). Used by the
+utility, the shadow attack per generator, its figures from :mod:`audit_core.synthetic.shadow.figures`) and the
+disclosure attacks (singling out, linkability, inference). Used by the
 dashboard pages and, through :mod:`audit_core.synthetic.verdict`, by the command line's
 reports, so both show the same thing.
 """
@@ -31,6 +32,8 @@ from audit_core.synthetic.comparison import GeneratorComparison
 from audit_core.synthetic.disclosure.audit import DisclosureAudit
 from audit_core.synthetic.explanations import exposed_records, record_comparison
 from audit_core.synthetic.result import SyntheticAudit
+from audit_core.synthetic.shadow.figures import isolation_figure, shadow_roc_figure
+from audit_core.synthetic.shadow.figures import target_table as shadow_target_table
 
 __all__ = [
     "ATTACK_LABELS",
@@ -41,6 +44,7 @@ __all__ = [
     "distance_figure",
     "exposed_display",
     "exposed_table",
+    "isolation_figure",
     "overlaps_table",
     "p_member_figure",
     "privacy_utility_figure",
@@ -48,6 +52,9 @@ __all__ = [
     "results_table",
     "risk_figure",
     "roc_figure",
+    "shadow_roc_figure",
+    "shadow_table",
+    "shadow_target_table",
 ]
 
 ATTACK_LABELS: dict[str, str] = {
@@ -55,6 +62,7 @@ ATTACK_LABELS: dict[str, str] = {
     "realistic": "Realistic KDE (auxiliary data)",
     "distance_threshold": "Method 1: distance < median",
     "domias": "DOMIAS-style density ratio (1-NN)",
+    "learned": "Learned attacker (gradient boosting, cross-fitted)",
 }
 """Plain names of the attacks, for figures, tables and the verdict."""
 
@@ -156,7 +164,7 @@ def p_member_figure(audit: SyntheticAudit, *, attack: str = "true_distribution")
 
 def roc_figure(audit: SyntheticAudit) -> go.Figure:
     """One log-log ROC: the KDE attacks (and the density ratio) as curves, Method 1 as points."""
-    names = [k for k in (*_KDE_ATTACKS, "domias") if k in audit.attacks]
+    names = [k for k in (*_KDE_ATTACKS, "domias", "learned") if k in audit.attacks]
     curves = [(ATTACK_LABELS[k], audit.attacks[k].curve) for k in names]
     colors = {ATTACK_LABELS[k]: ATTACK_COLORS[k] for k in names}
     m1 = audit.distance_threshold.metrics
@@ -245,6 +253,24 @@ def comparison_table(comparison: GeneratorComparison) -> pd.DataFrame:
     if not frame["Error"].astype(bool).any():
         frame = frame.drop(columns=["Error"])
     return frame
+
+
+def shadow_table(comparison: GeneratorComparison) -> pd.DataFrame:
+    """The shadow attack per generator: targets told apart, highest and mean AUC, seconds per fit, or its error."""
+    rows: list[dict[str, object]] = []
+    for run in comparison.runs:
+        a = run.shadow
+        if a is None:
+            rows.append({"Generator": run.label, "Error": run.shadow_error or run.error or ""})
+            continue
+        timing = a.to_json()["timing"]
+        rows.append({"Generator": run.label, "Told apart": f"{int(a.told_apart.sum())} of {a.n_targets}",
+                     "Highest AUC": round(float(a.scores.auc.max()), 3), "Mean AUC": round(float(a.scores.auc.mean()), 3),
+                     "Smallest p (Holm)": float(f"{a.adjusted_p.min():.3g}"), "Shadow models": a.n_shadows,
+                     "s per fit": round(timing["seconds_per_fit"], 2), "Error": ""})  # fmt: skip
+    columns = ["Generator", "Told apart", "Highest AUC", "Mean AUC", "Smallest p (Holm)", "Shadow models", "s per fit",
+               "Error"]  # fmt: skip
+    return pd.DataFrame(rows).reindex(columns=columns)
 
 
 def comparison_roc_figure(comparison: GeneratorComparison, *, attack: str = "true_distribution") -> go.Figure:

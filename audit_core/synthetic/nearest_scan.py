@@ -23,7 +23,7 @@ from audit_core.common.runtime import ProgressFn, as_progress
 from audit_core.synthetic.encoding import MISSING_CODE, EncodedTable
 from audit_core.synthetic.numba_runtime import NUMBA_CACHE, NUMBA_LOCK
 
-__all__ = ["scan_numba", "scan_torch"]
+__all__ = ["scan_numba", "scan_numba_k", "scan_torch", "scan_torch_k"]
 
 _QUERY_TILE = 4  # queries sharing one pass over a reference block (the kernel is written for 4)
 _NUMBA_BLOCK = 512  # reference rows per block: 4 x 512 accumulators and a 512-row column slice stay in L1
@@ -65,27 +65,42 @@ _MASK_OVERFLOW_BIT = 62  # block code masks: bit c for codes c < 62, bit 62 for 
 
 
 @numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
-def _best_of(acc, den, width, r0, r_order, r_missing, best, arg):
-    """Running minimum over one block, ties to the lowest original row; a vectorised min first."""
+def _insert(bd, bi, v, row):
+    """Put ``(v, row)`` into the sorted top-k ``bd`` / ``bi`` (ascending distance, ties to the lower row)."""
+    p = bd.shape[0] - 1
+    while p > 0 and (bd[p - 1] > v or (bd[p - 1] == v and bi[p - 1] > row)):
+        bd[p] = bd[p - 1]
+        bi[p] = bi[p - 1]
+        p -= 1
+    bd[p] = v
+    bi[p] = row
+
+
+@numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
+def _best_of(acc, den, width, r0, r_order, r_missing, bd, bi):
+    """Running top-k over one block (``bd`` / ``bi`` sorted, updated in place), ties to the lowest original row.
+
+    A vectorised minimum first: a block whose best value cannot enter the top k is passed over.
+    """
     one = np.float32(1.0)
     zero = np.float32(0.0)
+    last = bd.shape[0] - 1
     if r_missing:
         for k in range(width):
             v = acc[k] / den[k] if den[k] > zero else one
-            if v < best or (v == best and r_order[r0 + k] < arg):
-                best = v
-                arg = r_order[r0 + k]
-        return best, arg
+            row = r_order[r0 + k]
+            if v < bd[last] or (v == bd[last] and row < bi[last]):
+                _insert(bd, bi, v, row)
+        return
     low = acc[0]
     for k in range(width):
         low = min(low, acc[k])
-    if low <= best:
+    if low <= bd[last]:
         for k in range(width):
             v = acc[k]
-            if v < best or (v == best and r_order[r0 + k] < arg):
-                best = v
-                arg = r_order[r0 + k]
-    return best, arg
+            row = r_order[r0 + k]
+            if v < bd[last] or (v == bd[last] and row < bi[last]):
+                _insert(bd, bi, v, row)
 
 
 @numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
@@ -143,8 +158,9 @@ def _gower_nn_kernel(  # pragma: no cover - compiled by numba
         q = 4 * t
         num = np.empty((4, block), dtype=np.float32)
         den = np.empty((4, block), dtype=np.float32)
-        bd = np.full(4, np.inf, dtype=np.float32)
-        bi = np.full(4, m, dtype=np.int64)
+        kk = best_d.shape[1]
+        bd = np.full((4, kk), np.inf, dtype=np.float32)
+        bi = np.full((4, kk), m, dtype=np.int64)
         tot = np.zeros(4, dtype=np.float32)
         for i in range(4):
             for j in range(pn):
@@ -154,11 +170,11 @@ def _gower_nn_kernel(  # pragma: no cover - compiled by numba
         for bb in range(n_blocks):
             b = (start_block[t] + bb) % n_blocks
             if not r_missing:
-                # skip the block when no row in it can beat (or tie) any of the 4 current bests
+                # skip the block when no row in it can beat (or tie) the k-th best of any of the 4 queries
                 skip = True
                 for i in range(4):
                     lb = _lower_bound(q + i, b, q_num, qw_num, q_cat, qw_cat, b_lo, b_hi, b_mask)
-                    if lb <= bd[i] + slack * (tot[i] + one):
+                    if lb <= bd[i, kk - 1] + slack * (tot[i] + one):
                         skip = False
                         break
                 if skip:
@@ -249,18 +265,19 @@ def _gower_nn_kernel(  # pragma: no cover - compiled by numba
                         a1[k] += w1 if v != c1 else zero
                         a2[k] += w2 if v != c2 else zero
                         a3[k] += w3 if v != c3 else zero
-            bd[0], bi[0] = _best_of(a0, d0, width, r0, r_order, r_missing, bd[0], bi[0])
-            bd[1], bi[1] = _best_of(a1, d1, width, r0, r_order, r_missing, bd[1], bi[1])
-            bd[2], bi[2] = _best_of(a2, d2, width, r0, r_order, r_missing, bd[2], bi[2])
-            bd[3], bi[3] = _best_of(a3, d3, width, r0, r_order, r_missing, bd[3], bi[3])
+            _best_of(a0, d0, width, r0, r_order, r_missing, bd[0], bi[0])
+            _best_of(a1, d1, width, r0, r_order, r_missing, bd[1], bi[1])
+            _best_of(a2, d2, width, r0, r_order, r_missing, bd[2], bi[2])
+            _best_of(a3, d3, width, r0, r_order, r_missing, bd[3], bi[3])
         for i in range(4):
-            if r_missing:
-                best_d[q + i] = bd[i]
-            elif tot[i] > zero:
-                best_d[q + i] = bd[i] / tot[i]
-            else:
-                best_d[q + i] = one
-            best_i[q + i] = bi[i]
+            for c in range(kk):
+                if r_missing:
+                    best_d[q + i, c] = bd[i, c]
+                elif tot[i] > zero:
+                    best_d[q + i, c] = bd[i, c] / tot[i]
+                else:
+                    best_d[q + i, c] = one
+                best_i[q + i, c] = bi[i, c]
 
 
 def _sort_keys(r_cat: np.ndarray) -> list[int]:
@@ -295,6 +312,18 @@ def scan_numba(
     categories present) exceeds every one of their current best distances: the
     result is the same as a full scan (ties go to the lowest original row).
     """
+    d, i = scan_numba_k(query, reference, k=1, block_rows=block_rows, progress=progress)
+    return d[:, 0], i[:, 0]
+
+
+def scan_numba_k(
+    query: EncodedTable, reference: EncodedTable, *, k: int, block_rows: int | None, progress: ProgressFn | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`scan_numba` for the ``k`` nearest reference rows: ``[n, k]`` float32 distances and rows, nearest first.
+
+    The same pruned scan, with a block skipped only when its lower bound exceeds every one of
+    the 4 queries' current k-th best distance; ``k`` must not exceed the reference's rows.
+    """
     arrays = _kernel_arrays(query, reference)
     n, m = query.n_rows, reference.n_rows
     block = int(block_rows or _NUMBA_BLOCK)
@@ -308,9 +337,9 @@ def scan_numba(
     ref_args = (np.ascontiguousarray(r_num_s.T), np.ascontiguousarray(r_cat_s.T), arrays["r_num_ok"], arrays["r_cat_ok"])
     q_sorted, start_block = _sorted_queries(arrays, q_order, q_pos, block=block, n_blocks=(m + block - 1) // block)
     kernel_args = (*ref_args, arrays["r_missing"], block, r_order, b_lo, b_hi, b_mask)
-    best_d, best_i = _run_gower_kernel(q_sorted, start_block, kernel_args, n=n, progress=progress)
-    out_d = np.empty(n, dtype=np.float32)
-    out_i = np.empty(n, dtype=np.int64)
+    best_d, best_i = _run_gower_kernel(q_sorted, start_block, kernel_args, n=n, k=int(k), progress=progress)
+    out_d = np.empty((n, int(k)), dtype=np.float32)
+    out_i = np.empty((n, int(k)), dtype=np.int64)
     out_d[q_order] = best_d[:n]
     out_i[q_order] = best_i[:n]
     return out_d, out_i
@@ -369,17 +398,18 @@ def _sorted_queries(
 
 
 def _run_gower_kernel(
-    q_sorted: dict[str, np.ndarray], start_block: np.ndarray, kernel_args: tuple, *, n: int, progress: ProgressFn | None
+    q_sorted: dict[str, np.ndarray], start_block: np.ndarray, kernel_args: tuple, *, n: int, k: int,
+    progress: ProgressFn | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run :func:`_gower_nn_kernel` over the sorted, padded queries in chunks, reporting progress after each.
 
     ``kernel_args`` are the kernel's reference arguments, from ``r_num_t`` to ``b_mask``
-    except ``start_block``. Returns the best distance and row of every padded query.
+    except ``start_block``. Returns the ``k`` best distances and rows of every padded query (``[n_pad, k]``).
     """
     ref_args, block_args = kernel_args[:6], kernel_args[6:]
     n_pad = q_sorted["q_num"].shape[0]
-    best_d = np.empty(n_pad, dtype=np.float32)
-    best_i = np.empty(n_pad, dtype=np.int64)
+    best_d = np.empty((n_pad, k), dtype=np.float32)
+    best_i = np.empty((n_pad, k), dtype=np.int64)
     report = as_progress(progress)
     # Chunks of queries between progress calls; each chunk keeps every core busy.
     chunk = max(2048, _QUERY_TILE * 128 * numba.get_num_threads())
@@ -413,6 +443,20 @@ def scan_torch(
     progress: ProgressFn | None,
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """The torch scan (:func:`_torch_scan`) on ``device``, with blocks sized for it; returns the backend's name too."""
+    d, i, name = scan_torch_k(query, reference, k=1, block_rows=block_rows, device=device, progress=progress)
+    return d[:, 0], i[:, 0], name
+
+
+def scan_torch_k(
+    query: EncodedTable,
+    reference: EncodedTable,
+    *,
+    k: int,
+    block_rows: int | None,
+    device: Any,
+    progress: ProgressFn | None,
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """:func:`scan_torch` for the ``k`` nearest reference rows (``[n, k]``, nearest first; ``k`` at most the rows)."""
     import torch
 
     from audit_core.common.runtime import pick_device
@@ -432,7 +476,7 @@ def scan_torch(
     if on_cpu:
         torch.set_num_threads(1)
     try:
-        best_d, best_i = _torch_scan(tensors, n=n, m=m, qb=qb, rb=rb, progress=progress)
+        best_d, best_i = _torch_scan(tensors, n=n, m=m, qb=qb, rb=rb, k=int(k), progress=progress)
     finally:
         if on_cpu:
             torch.set_num_threads(threads)
@@ -455,9 +499,9 @@ def _torch_arrays(arrays: dict[str, Any], dev) -> dict[str, Any]:
 
 
 def _torch_scan(
-    t: dict[str, Any], *, n: int, m: int, qb: int, rb: int, progress: ProgressFn | None
+    t: dict[str, Any], *, n: int, m: int, qb: int, rb: int, k: int, progress: ProgressFn | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest reference row of every query, ``qb`` queries x ``rb`` reference rows at a time (float32).
+    """The ``k`` nearest reference rows of every query (``[n, k]``), ``qb`` queries x ``rb`` reference rows at a time (float32).
 
     Without missing reference values the denominator is fixed per query, so numerators
     are compared; with them the distance is divided by ``sum_j w_qj ok_rj`` (1 where that is 0).
@@ -470,8 +514,8 @@ def _torch_scan(
     dev = q_num.device
     pn, pc = q_num.shape[1], q_cat.shape[1]
     report = as_progress(progress)
-    best_d = np.empty(n, dtype=np.float32)
-    best_i = np.empty(n, dtype=np.int64)
+    best_d = np.empty((n, k), dtype=np.float32)
+    best_i = np.empty((n, k), dtype=np.int64)
     # Preallocated tiles: fresh multi-MiB tensors per column would spend the time in the allocator.
     f32 = {"dtype": torch.float32, "device": dev}
     acc_buf = torch.empty((qb, rb), **f32)
@@ -482,8 +526,8 @@ def _torch_scan(
         for q0 in range(0, n, qb):
             q1 = min(n, q0 + qb)
             rows = q1 - q0
-            run_d = torch.full((rows,), float("inf"), **f32)
-            run_i = torch.zeros((rows,), dtype=torch.int64, device=dev)
+            run_d = torch.full((rows, k), float("inf"), **f32)
+            run_i = torch.full((rows, k), m, dtype=torch.int64, device=dev)
             for r0 in range(0, m, rb):
                 r1 = min(m, r0 + rb)
                 acc = acc_buf[:rows, : r1 - r0]
@@ -510,10 +554,16 @@ def _torch_scan(
                     torch.le(den, 0.0, out=flag)
                     acc.div_(den.clamp_(min=1e-30)).masked_fill_(flag, 1.0)
                 # without missing reference values the denominator is fixed per query: compare numerators
-                val, arg = torch.min(acc, dim=1)
-                better = val < run_d
-                run_d = torch.where(better, val, run_d)
-                run_i = torch.where(better, arg + r0, run_i)
+                if k == 1:
+                    val, arg = torch.min(acc, dim=1)
+                    better = val < run_d[:, 0]
+                    run_d[:, 0] = torch.where(better, val, run_d[:, 0])
+                    run_i[:, 0] = torch.where(better, arg + r0, run_i[:, 0])
+                else:  # the block's k best joined to the running k best; a stable sort keeps ties on the lower row
+                    val, arg = torch.topk(acc, min(k, r1 - r0), dim=1, largest=False, sorted=True)
+                    both_d, both_i = torch.cat([run_d, val], dim=1), torch.cat([run_i, arg + r0], dim=1)
+                    order = torch.sort(both_d, dim=1, stable=True).indices[:, :k]
+                    run_d, run_i = torch.gather(both_d, 1, order), torch.gather(both_i, 1, order)
             best_d[q0:q1] = run_d.cpu().numpy()
             best_i[q0:q1] = run_i.cpu().numpy()
             report(q1 / n, f"nearest synthetic record: {q1:,} of {n:,} records")

@@ -129,6 +129,8 @@ class SyntheticAudit:
         the disclosure attacks), categorical columns as pandas ``category`` (same labels).
     encoding : GowerEncoding
         The Gower ranges and codes fitted on the real tables (for per-column shares).
+    learned_features : tuple of str
+        The learned attacker's features (``attacks["learned"]``, :mod:`audit_core.synthetic.learned`).
     pool_holdout_rows : ndarray of int or None
         The holdout rows that are not auxiliary records: with every training row, the records the
         record-linkage scan tested (``linkage.near`` and ``linkage.statistic`` are in that order,
@@ -157,6 +159,7 @@ class SyntheticAudit:
     linkage: LinkageTest
     frames: dict[str, pd.DataFrame] = field(repr=False)
     encoding: GowerEncoding = field(repr=False)
+    learned_features: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     holdout_flag: str | None = None
     pool_holdout_rows: np.ndarray | None = field(default=None, repr=False)
@@ -220,12 +223,22 @@ class SyntheticAudit:
                 **self.attacks["domias"].to_json(),
                 "score": "log(d_auxiliary + 1e-6) - log(d_synthetic + 1e-6); member iff score >= 0",
             }
+        if "learned" in self.attacks:
+            extra["learned"] = {
+                **self.attacks["learned"].to_json(),
+                "score": "out-of-fold P(member) of a histogram gradient-boosting classifier fitted on the other folds' "
+                "members and non-members; member iff score >= 0.5",
+                "features": list(self.learned_features),
+                "n_folds": int(self.settings.get("n_folds", 0)),
+            }
         d = self.records["distance"].to_numpy()
         member = self.records["is_member"].to_numpy(dtype=bool)
         # Empirical epsilon lower bound of each scored attack (audit_core.common.privacy_bound; members vs non-members).
         seed = int(self.settings.get("seed", 0))
-        bound_scores = {"true_distribution": "p_member_true", "realistic": "p_member_realistic", "domias": "domias_score"}
-        for block, column in zip((true_json, real_json, extra.get("domias")), bound_scores.values(), strict=True):
+        bound_scores = {"true_distribution": "p_member_true", "realistic": "p_member_realistic", "domias": "domias_score",
+                        "learned": "learned_score"}  # fmt: skip
+        blocks = (true_json, real_json, extra.get("domias"), extra.get("learned"))
+        for block, column in zip(blocks, bound_scores.values(), strict=True):
             if block is not None:
                 block["epsilon_lower_bound"] = epsilon_bound_json(self.records[column].to_numpy(), member, seed=seed)
         threshold_json = self.distance_threshold.to_json()

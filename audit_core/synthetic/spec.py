@@ -33,6 +33,7 @@ from audit_core.contract import (
 )
 from audit_core.synthetic.choices import GENERATOR_INFO
 from audit_core.synthetic.kde import BANDWIDTH_RULES
+from audit_core.synthetic.shadow.spec import shadow_knob
 from audit_core.synthetic.split import DEFAULT_FRACTIONS
 
 if TYPE_CHECKING:  # the computation is imported when a stage runs, not when the registry is built
@@ -260,7 +261,8 @@ def _records(outcome: Outcome[TabularSettings, TabularResult]) -> pd.DataFrame:
     from audit_core.synthetic.result import RECORD_COLUMNS
 
     result = outcome.value
-    records = result.audit.records[list(RECORD_COLUMNS)]
+    extra = [c for c in ("learned_score",) if c in result.audit.records]  # the learned attacker's out-of-fold P(member)
+    records = result.audit.records[[*RECORD_COLUMNS, *extra]]
     return records if result.disclosure is None else add_to_records(records, result.disclosure)
 
 
@@ -348,6 +350,10 @@ class CompareSettings(Settings):
     auxiliary: float = knob(DEFAULT_FRACTIONS["auxiliary"], "Auxiliary", "share the realistic attacker holds",
                             bound=_FRACTION)  # fmt: skip
     ignore: tuple[str, ...] = _columns("Columns to leave out", "columns left out of every fit and audit")
+    shadow: bool = knob(False, "Shadow attack", "also attack every generator by re-running it on shadow training sets "
+                        "(the fits and audits are kept)")  # fmt: skip
+    shadow_targets: int = shadow_knob("targets", flag="--shadow-targets")
+    shadow_models: int = shadow_knob("shadow_models")
     bandwidth: str | float = _bandwidth("Re-scores every audit from the stored distances.")
     prior: float = knob(0.5, "Prior P(member)", "Re-scores every audit from the stored distances.", bound=PRIOR,
                         stage="rescore")  # fmt: skip
@@ -385,10 +391,37 @@ def _run_compare(inputs: Inputs, s: CompareSettings, ctx: Context) -> GeneratorC
     real, use = inputs["data"], int(s.use_rows)
     subset = real.sample(use, random_state=ctx.seed).reset_index(drop=True) if 0 < use < len(real) else real
     plan = ComparisonPlan(names=s.generators, params=s.generator_params(), rows=s.synthetic_rows or None,
-                          fractions={"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary})  # fmt: skip
+                          fractions={"train": s.train, "holdout": s.holdout, "auxiliary": s.auxiliary},
+                          shadow=_shadow_options(s))  # fmt: skip
     return compare_generators(subset, plan, types=infer_column_types(subset, ignore=s.ignore), seed=ctx.seed,
                               progress=ctx.progress, cache=ctx.cache, per_generator_progress=ctx.progress_for,
                               client=ctx.client)  # fmt: skip
+
+
+def _shadow_options(s: CompareSettings) -> Any:
+    """The shadow attack's options when ``--shadow`` is on (None otherwise)."""
+    if not s.shadow:
+        return None
+    from audit_core.synthetic.shadow.audit import ShadowOptions
+
+    return ShadowOptions(n_targets=s.shadow_targets, n_shadows=s.shadow_models)
+
+
+def _check_compare(inputs: Inputs, s: CompareSettings) -> None:
+    """With ``--shadow``, each generator's shadow fits estimated and refused up front where a CPU would run too long."""
+    if not s.shadow:
+        return
+    from audit_core.common.runtime import pick_device
+    from audit_core.synthetic.shadow.cost import check_shadow_time
+
+    real = inputs["data"]
+    rows = round((int(s.use_rows) or len(real)) * s.train)
+    columns = len([c for c in real.columns if c not in s.ignore])
+    device, params = pick_device().type, s.generator_params()
+    for name in s.generators:
+        defaults = {p.name: p.default for p in GENERATOR_INFO[name].params}
+        check_shadow_time(name, defaults | params.get(name, {}), rows=max(rows, s.synthetic_rows), columns=columns,
+                          fits=s.shadow_models, device_type=device, workers=1)  # fmt: skip
 
 
 def _rescore_compare(comparison: GeneratorComparison, s: CompareSettings, ctx: Context) -> GeneratorComparison:
@@ -439,6 +472,7 @@ COMPARE = Audit(
     "points, each audited with the same attacks.",
     inputs=(InputSpec("data", "the real table (CSV or Parquet); it is split into train / holdout / auxiliary / reserve"),),
     settings=CompareSettings,
+    check=_check_compare,
     run=_run_compare,
     rescore=_rescore_compare,
     verdict=_compare_verdict,

@@ -35,7 +35,7 @@ from audit_core.common.decision import (
 )
 from audit_core.common.report import InputSummary, Report
 from audit_core.common.roc import INTERVAL_LIMIT
-from audit_core.synthetic.comparison import GeneratorComparison
+from audit_core.synthetic.comparison import GeneratorComparison, GeneratorRun
 from audit_core.synthetic.disclosure.audit import DISCLOSURE_RECORD_COLUMNS, DisclosureAudit
 from audit_core.synthetic.explanations import exposed_records
 from audit_core.synthetic.figures import (
@@ -50,6 +50,7 @@ from audit_core.synthetic.figures import (
     results_table,
     risk_figure,
     roc_figure,
+    shadow_table,
 )
 from audit_core.synthetic.result import SyntheticAudit
 
@@ -61,6 +62,7 @@ __all__ = [
     "comparison_verdict",
     "decision",
     "risk_level",
+    "shadow_decision",
     "verdict",
     "with_disclosure",
 ]
@@ -74,7 +76,7 @@ def _pct(x: float) -> str:
 
 
 #: Attacks whose TPR at 1 % FPR feeds the verdict (every scored attack the page shows).
-_VERDICT_ATTACKS = ("true_distribution", "realistic", "domias")
+_VERDICT_ATTACKS = ("true_distribution", "realistic", "domias", "learned")
 
 #: What to do about each kind of finding, in words a steward can act on.
 _NEXT_STEPS = {
@@ -280,8 +282,6 @@ def verdict(audit: SyntheticAudit, disclosure: DisclosureAudit | None = None) ->
 _LIMITS = [
     "The true-distribution attack fits its densities on the real membership labels (cross-fitted): it is an upper "
     "bound on what an attacker can do with distances alone, not a realistic attacker.",
-    "Only the distance to the nearest synthetic record is used; attacks that model the full joint distribution "
-    "(e.g. DOMIAS-style density ratios in feature space) may find more.",
     "A result of 'no measurable risk' is evidence at this sample size, not proof: TPR at FPR alpha needs at least "
     "10/alpha non-members to be measured at all.",
     INTERVAL_LIMIT,
@@ -291,6 +291,14 @@ _LIMITS = [
     "Exact copies are counted over the whole training and holdout tables (every compared column equal, missing equal to "
     "missing); the one-sided Fisher exact test assumes the split into training and holdout was random.",
 ]
+
+_DISTANCE_ONLY = ("Only the distance to the nearest synthetic record is used; attacks that model the full joint "
+                  "distribution (e.g. DOMIAS-style density ratios in feature space) may find more.")  # fmt: skip
+_LEARNED_LIMIT = ("The learned attacker learns from the audit's own labels what sets members apart (cross-fitting: each "
+                  "record is scored by a model fitted on the other folds): an attacker who knows some members. It sees "
+                  "distances to the nearest synthetic rows, agreement with the best match and the density ratio, not "
+                  "the full joint distribution; an attacker who re-runs the generator may find more (the shadow-"
+                  "generator attack, when the generator is known).")  # fmt: skip
 
 
 def build_report(
@@ -342,7 +350,7 @@ def build_report(
         figures=figures,
         tables=tables,
         verdict=verdict(audit),
-        limits=[*_LIMITS, *audit.warnings],
+        limits=[_LEARNED_LIMIT if "learned" in audit.attacks else _DISTANCE_ONLY, *_LIMITS, *audit.warnings],
         seed=int(audit.settings["seed"]),
     )
 
@@ -378,8 +386,18 @@ def _reference_sentence(run: Any, audit: SyntheticAudit) -> str:
     return f"{run.label} is {_REFERENCES[run.name]} ({what}): AUC {t.auc:.3f}, {tpr}."
 
 
+def shadow_decision(run: GeneratorRun) -> Decision | None:
+    """One generator's shadow-attack decision, named by its label (the comparison page's tab); None when not run."""
+    from audit_core.synthetic.shadow.verdict import decision as shadow
+
+    return None if run.shadow is None else shadow(run.shadow, label=run.label)
+
+
 def comparison_decision(comparison: GeneratorComparison) -> Decision:
-    """The worst generator's release decision; the two references are yardsticks, named as such in the reasons."""
+    """The worst generator's release decision; the two references are yardsticks, named as such in the reasons. With
+    the shadow attack, each candidate's shadow finding too."""
+    from audit_core.synthetic.shadow.verdict import findings as shadow_findings
+
     findings, references = [], []
     for run, audit in comparison.completed():
         if run.name in _REFERENCES:
@@ -387,13 +405,18 @@ def comparison_decision(comparison: GeneratorComparison) -> Decision:
             continue
         d = decision(audit)
         findings.append(Finding(d.level, f"{run.label}: {d.headline[0].lower()}{d.headline[1:]}", *d.next_steps[:1]))
+        if run.shadow is not None:
+            findings += [replace(f, reason=f"{run.label}, shadow attack: {f.reason[0].lower()}{f.reason[1:]}")
+                         for f in shadow_findings(run.shadow, label=run.label) if f.level != "low"]  # fmt: skip
     candidates = [r.label for r, _ in comparison.completed() if r.name not in _REFERENCES]
     leaky = next((a for r, a in comparison.completed() if r.name == "bootstrap"), None)
     power = (f" The leaky reference (bootstrap: resampled training rows, not a candidate) reaches AUC "
              f"{leaky.attacks['true_distribution'].auc:.3f} on the same split, so this audit does see a generator "
              "that copies." if leaky is not None else "")  # fmt: skip
+    shadow = " or to the shadow attack" if comparison.shadow is not None else ""
     low = (f"no candidate generator's table ({', '.join(candidates)}) shows copies, near-copies or an attack beyond "
-           f"chance.{power}" if candidates else "no candidate generator was compared (only the reference rows).")  # fmt: skip
+           f"chance{shadow}.{power}" if candidates
+           else "no candidate generator was compared (only the reference rows).")  # fmt: skip
     return decide([*findings, *references], low=low, rules=RULES)
 
 
@@ -433,7 +456,23 @@ def comparison_verdict(comparison: GeneratorComparison) -> str:
             parts.append(f"{words[r.name]} scores AUC {a.attacks['true_distribution'].auc:.3f}.")
     if failed:
         parts.append("Failed: " + ", ".join(r.label for r in failed) + ".")
+    if comparison.shadow is not None:
+        parts.append(_shadow_sentence(comparison))
     return " ".join(parts)
+
+
+def _shadow_sentence(comparison: GeneratorComparison) -> str:
+    """The shadow attack per generator, in one sentence: how many targets each lets the attacker tell apart."""
+    said = []
+    for run in comparison.runs:
+        if run.shadow is not None:
+            a = run.shadow
+            said.append(f"{run.label} {int(a.told_apart.sum())} of {a.n_targets} (highest AUC {a.scores.auc.max():.2f})")
+        elif run.shadow_error:
+            said.append(f"{run.label} not attacked ({run.shadow_error.rstrip('.')})")
+    k = comparison.shadow.n_shadows if comparison.shadow is not None else 0
+    return (f"Shadow attack (the attacker re-runs each generator on {k} shadow training sets), most unusual training "
+            "records told apart: " + "; ".join(said) + ".")
 
 
 def build_comparison_report(
@@ -461,6 +500,15 @@ def build_comparison_report(
     for run in comparison.runs:
         if run.params:
             settings[f"{run.name} parameters"] = ", ".join(f"{k}={v}" for k, v in run.params.items())
+    tables = [("Generators side by side", comparison_table(comparison))]
+    if comparison.shadow is not None:
+        from audit_core.synthetic.shadow.figures import shadow_roc_figure, target_table
+
+        tables.append(("Shadow attack per generator", shadow_table(comparison)))
+        for run in comparison.runs:
+            if run.shadow is not None:
+                figures.append((f"Shadow attack on {run.label}: log-log ROC", shadow_roc_figure(run.shadow)))
+                tables.append((f"Shadow attack on {run.label}: targets, most exposed first", target_table(run.shadow)))
     return Report(
         title=title,
         question=(
@@ -471,7 +519,7 @@ def build_comparison_report(
         settings=settings,
         metrics=comparison.to_json(),
         figures=figures,
-        tables=[("Generators side by side", comparison_table(comparison))],
+        tables=tables,
         verdict=comparison_verdict(comparison),
         limits=list(_COMPARISON_LIMITS),
         seed=int(comparison.seed),

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from audit_core.common.decision import KINDS
 from audit_core.synthetic.generators.base import TabularGenerator
-from tests.conftest import spy
+from tests.conftest import click, spy
 from ui import state
 
 DECISION_BOXES = tuple(f"**{title}:" for title in KINDS.values())  # a decision box (any kind), not a failure
@@ -84,3 +84,30 @@ def test_too_few_synthetic_rows_is_one_sentence_before_any_fit():
     assert not at.exception
     assert len(at.error) == 1
     assert "synthetic rows must be at least 20" in at.error[0].value
+
+
+@pytest.mark.slow
+def test_shadow_attack_section_keeps_the_fits_and_reads_the_references():
+    """The shadow form re-asks the same comparison with --shadow: nothing is refitted for the audits, each generator
+    gets its own result; the bootstrap reference (rows resampled from training) tells its targets apart, the
+    population reference (rows nobody trained on) tells nobody apart."""
+    at = AppTest.from_file(PAGE, default_timeout=240).run()
+    at.multiselect(key="generators.names").set_value(["bootstrap", "population"])
+    at.number_input(key="generators.use_rows").set_value(300)
+    at.number_input(key="generators.synth_rows").set_value(750)  # 5x the 150 training rows: targets are copied
+    at = at.button[0].click().run()
+    assert not at.exception
+    at.number_input(key=f"{state.Generators.SHADOW}.targets").set_value(4)
+    at.number_input(key=f"{state.Generators.SHADOW}.models").set_value(16)
+    at = click(at, "Run the shadow attack")
+    at = at.run()  # the form's request runs on the rerun
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "Told apart" in d.value.columns)
+    told = dict(zip(table["Generator"], table["Told apart"], strict=True))
+    assert told["Bootstrap (leaky reference)"] == "4 of 4"
+    assert told["Population (chance reference)"].startswith("0 of")
+    # each generator's own decision in its tab: the bootstrap's targets told apart, the population's nobody
+    told_box = [b.value for b in [*at.warning, *at.error] if "Shadow attack on Bootstrap (leaky reference)" in b.value]
+    assert told_box
+    assert "4 of the 4 most unusual training records can be told apart" in told_box[0]
+    assert any("Shadow attack on Population (chance reference)" in b.value for b in at.success)

@@ -314,3 +314,19 @@ def test_back_to_back_searches_with_equal_blocks_keep_their_inputs(client, table
         assert np.array_equal(nearest_gower_on(q, r, client=client).index, ref.index)
         cut = nearest_gower_on(q, r, client=client, query_block=700, reference_block=800)
         assert cut.index.shape == ref.index.shape
+
+
+@pytest.mark.slow
+def test_shadow_fits_spread_over_the_cluster_give_the_same_attack(client):
+    """One Dask task per shadow set (audit_core.synthetic.shadow): the same features, scores and p-values as here."""
+    from audit_core.synthetic.shadow.audit import ShadowOptions, shadow_attack
+
+    adult = pd.read_csv(SAMPLE).sample(900, random_state=6).reset_index(drop=True)
+    train, population = adult.iloc[:300], adult.iloc[300:]
+    options = ShadowOptions(n_targets=3, n_shadows=8, rows=600, permutations=99)
+    here = shadow_attack(train, population, generator="bootstrap", options=options, seed=1)
+    there = shadow_attack(train, population, generator="bootstrap", options=options, seed=1, client=client)
+    np.testing.assert_array_equal(here.scores.shadow, there.scores.shadow)
+    np.testing.assert_array_equal(here.scores.p_value, there.scores.p_value)
+    assert {k: v for k, v in here.to_json().items() if k != "timing"} == {
+        k: v for k, v in there.to_json().items() if k != "timing"}

@@ -14,6 +14,7 @@ from audit_core.synthetic.distance import (
     NearestNeighbours,
     column_contributions,
     nearest_gower,
+    nearest_k_gower,
     pair_distances,
     pairwise_gower,
 )
@@ -366,3 +367,27 @@ def test_pruned_scan_equals_brute_force_on_clustered_data(block_rows: int | None
     assert (exact_ties.sum(axis=1) > 1).sum() > 10  # real ties exist in this data
     first = exact_ties.argmax(axis=1)
     np.testing.assert_array_equal(nn.index[clear], first[clear])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("block_rows", [8, None])
+def test_k_nearest_equal_the_sorted_full_matrix(data: dict[str, pd.DataFrame], backend: str, block_rows: int | None) -> None:
+    """The k nearest records (with missing values, pruned blocks, exact copies and ties) are the first k of each
+    sorted row of the loop's matrix; k = 1 is nearest_gower's record."""
+    real = [data["train"], data["holdout"]]
+    ranges = _real_ranges(real, TYPES.numeric)
+    synthetic = pd.concat([data["synthetic"], data["train"].iloc[:9]], ignore_index=True)  # copies: distance 0
+    enc = encode_for_gower(real, types=TYPES)
+    q, r = enc.transform(data["train"]), enc.transform(synthetic)
+    expected = np.sort(_matrix_loop(data["train"], synthetic, types=TYPES, ranges=ranges), axis=1)
+    for k in (1, 2, 5):
+        nk = nearest_k_gower(q, r, k=k, backend=backend, block_rows=block_rows)
+        np.testing.assert_allclose(nk.distance, expected[:, :k], atol=1e-6)
+        np.testing.assert_allclose(pair_distances(q, r, query_rows=np.repeat(np.arange(q.n_rows), k),
+                                                  reference_rows=nk.index.ravel()).reshape(-1, k), nk.distance, atol=1e-12)
+        assert (np.diff(nk.index[:, :2], axis=1) != 0).all()  # k different rows
+    nn = nearest_gower(q, r, backend=backend)
+    np.testing.assert_allclose(nearest_k_gower(q, r, k=1, backend=backend).distance[:, 0], nn.distance, atol=1e-12)
+    few = nearest_k_gower(q, r.rows([0, 1]), k=4, backend=backend)  # fewer reference rows than k: padded
+    assert (few.index[:, 2:] == -1).all()
+    assert (few.distance[:, 2:] == 1.0).all()
