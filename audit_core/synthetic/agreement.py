@@ -29,10 +29,12 @@ score without scoring every pair, in the manner of the nearest-neighbour engine
 (:mod:`audit_core.synthetic.nearest_scan`, a compiled numba kernel): both tables sorted by
 their columns, fewest distinct values first, so a block of 128 reference rows holds few
 values of each; per query an upper bound of its score over every block (from the block's
-per-column min / max, a bit mask of its codes and whether it has missing values), the blocks
-read best bound first and the scan stopped at the first block whose bound cannot reach the
-best found; inside a block the columns read heaviest first, and the block dropped when no
-row's partial score plus the most the unread columns can add reaches the best. Scores are
+per-column min / max, a hashed bit mask of each number's exact values, a bit mask of its codes
+and whether it has missing values), the block of the largest bound read first, then only the
+blocks whose bound still reaches that best, best bound first, the scan stopped at the first
+block whose bound cannot reach the best found; a block read as 64-row sub-blocks, each bounded
+alone first; inside one the columns read heaviest first, and it is dropped when no row's
+partial score plus the most the unread columns can add there reaches the best. Scores are
 summed in float32; the pruning is exact, and the chosen pair's score is recomputed in float64
 (:func:`pair_scores`). :func:`agreement_matrix` is the plain reading of the formula the tests
 compare it with. With a Dask client the query and reference blocks are tasks on the cluster
@@ -112,6 +114,8 @@ _BLOCK = 128  # reference rows per block: small blocks, tight bounds
 _CHECK_EVERY = 3  # inside a block, a look at whether any row can still reach a best every this many columns
 _SMALL_PAIRS = 4_000_000  # scans with fewer pairs run on one thread
 _MASK_OVERFLOW_BIT = 62  # block code masks: bit c for codes c < 62, bit 62 for "some larger code"
+_SUB_BLOCK = 64  # rows per sub-block: a block is read by sub-blocks, each bounded alone first
+_VALUE_WORDS = 16  # block value masks of the numbers: bit (code mod 1024) of 16 words set when a row has that value
 
 
 @dataclass(frozen=True)
@@ -363,8 +367,26 @@ def _sort_order(keys_r: list[np.ndarray], keys_q: list[np.ndarray], m: int) -> t
     return merged[is_ref].astype(np.int64), (merged[~is_ref] - m).astype(np.int64), before[~is_ref].astype(np.int64)
 
 
-def _block_bounds(r_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.ndarray, ...]:
-    """Per column and block: numeric min / max (missing left out), whether a value is missing, a bit mask of the codes."""
+@numba.njit(cache=NUMBA_CACHE, boundscheck=False)
+def _value_masks(keys_t, block, words):  # pragma: no cover - compiled by numba
+    """Per column and block, bit ``key mod (64 words)`` of ``words`` int64 set for every value a row holds (missing: none)."""
+    p, m = keys_t.shape
+    n_blocks = (m + block - 1) // block
+    out = np.zeros((p, words, n_blocks), dtype=np.int64)  # [column, word, block]: a query reads one word of every block
+    size = 64 * words
+    for j in range(p):
+        for r in range(m):
+            k = keys_t[j, r]
+            if k >= 0:
+                bit = k % size
+                out[j, bit >> 6, r // block] |= np.int64(1) << np.int64(bit & 63)
+    return out
+
+
+def _block_bounds(r_num: np.ndarray, r_key_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.ndarray, ...]:
+    """Per column and block: numeric min / max (missing left out), whether a value is missing, a hashed bit mask of
+    the exact numbers (:func:`_value_masks`: a number whose bit is unset is in no row, so the block can at most be
+    close there), a bit mask of the codes."""
     m = r_num.shape[0]
     starts = np.arange(0, m, block)
     nan = np.isnan(r_num)
@@ -383,7 +405,8 @@ def _block_bounds(r_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.
         mask = np.zeros((starts.size, 0), dtype=np.int64)
         cmiss = np.zeros((starts.size, 0), dtype=bool)
     c = np.ascontiguousarray  # transposed: [column, block], so a query's bounds over every block are one loop
-    return c(lo.T), c(hi.T), c(nmiss.astype(np.float32).T), c(mask.T), c(cmiss.astype(np.float32).T)
+    values = _value_masks(c(r_key_num.T, dtype=np.int32), block, _VALUE_WORDS)
+    return c(lo.T), c(hi.T), c(nmiss.astype(np.float32).T), values, c(mask.T), c(cmiss.astype(np.float32).T)
 
 
 @numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
@@ -393,18 +416,29 @@ def _one_minus(x):
 
 
 @numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
-def _upper_bounds(q, ub, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, mask, cmiss):
-    """Into ``ub``: an upper bound of query q's score over the rows of each block (exact pruning)."""
+def _upper_bounds(
+    q, ub, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, values, mask, cmiss
+):  # fmt: skip
+    """Into ``ub``: an upper bound of query q's score over the rows of each block (exact pruning).
+
+    A number inside the block's range scores at most the equality weight where the block's value
+    mask holds its bit, else at most the first closeness weight (which never exceeds it).
+    """
     zero = np.float32(0.0)
     n_blocks = ub.shape[0]
+    size = 64 * values.shape[1]
     for b in range(n_blocks):
         ub[b] = zero
     for j in range(q_num.shape[1]):
         x = q_num[q, j]
+        kq = q_key[q, j]
+        bit = max(kq, 0) % size
+        word, shift = bit >> 6, bit & 63
         e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
         for b in range(n_blocks):
             gap = max(lo[j, b] - x, x - hi[j, b], zero)
-            u = e if gap <= zero else (c1 if gap <= tol1 else (c2 if gap <= tol2 else d))
+            held = kq >= 0 and ((values[j, word, b] >> shift) & 1) == 1
+            u = (e if held else c1) if gap <= zero else (c1 if gap <= tol1 else (c2 if gap <= tol2 else d))
             ub[b] += max(u, u * (_one_minus(nmiss[j, b])))
     for j in range(q_cat.shape[1]):
         c = q_cat[q, j]
@@ -416,88 +450,149 @@ def _upper_bounds(q, ub, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, t
             ub[b] += max(u, u * _one_minus(cmiss[j, b]))
 
 
+@numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
+def _block_rest(
+    q, b, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, values, mask, cmiss,
+    kinds, columns, rest_b,
+):  # fmt: skip
+    """Into ``rest_b[pos]``: the most the columns from reading position ``pos`` on can add to query q's score on a
+    row of block ``b`` (the terms of :func:`_upper_bounds`, each column's for this block alone, summed from the
+    last; a margin for float32 sums as ``rest``); returns the bound of the whole block, ``rest_b[0]``."""
+    zero = np.float32(0.0)
+    size = 64 * values.shape[1]
+    p = kinds.shape[0]
+    total = zero
+    rest_b[p] = zero
+    for pos in range(p - 1, -1, -1):
+        j = columns[pos]
+        if kinds[pos] == 0:
+            x = q_num[q, j]
+            kq = q_key[q, j]
+            bit = max(kq, 0) % size
+            e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
+            gap = max(lo[j, b] - x, x - hi[j, b], zero)
+            held = kq >= 0 and ((values[j, bit >> 6, b] >> (bit & 63)) & 1) == 1
+            u = (e if held else c1) if gap <= zero else (c1 if gap <= tol1 else (c2 if gap <= tol2 else d))
+            total += max(u, u * (_one_minus(nmiss[j, b])))
+        else:
+            c = q_cat[q, j]
+            e, d = weq_c[q, j], wdis_c[q, j]
+            bit = min(max(c, 0), _MASK_OVERFLOW_BIT)
+            present = c >= 0 and ((mask[j, b] >> bit) & 1) == 1
+            u = e if present else d
+            total += max(u, u * _one_minus(cmiss[j, b]))
+        rest_b[pos] = total + np.float32(1e-5) * abs(total) + np.float32(1e-5)
+    return rest_b[0]
+
+
 @numba.njit(parallel=True, fastmath=True, nogil=True, boundscheck=False, cache=NUMBA_CACHE)
 def _agreement_kernel(  # pragma: no cover - compiled by numba
     q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, rest,
     r_num_t, r_key_t, r_cat_t, r_num_ok_t, r_cat_ok_t, r_missing,
-    tol1, tol2, block, kinds, columns, checks, r_order, lo, hi, nmiss, mask, cmiss,
+    tol1, tol2, block, kinds, columns, checks, r_order, lo, hi, nmiss, values, mask, cmiss,
+    sub, lo_s, hi_s, nmiss_s, values_s, mask_s, cmiss_s,
     best_s, best_i,
 ):  # fmt: skip
     # best_s and best_i come in holding a best already found (-inf and m for none). Each query
-    # bounds its score over every block (per-column min / max, codes, missing values) and reads
-    # the blocks best bound first, stopping at the first whose bound cannot reach its best. Inside
-    # a block the columns are read heaviest first (kinds, columns: 0 for a number, 1 for a
-    # category, and its index); at each position with checks[pos] the block is dropped when no
-    # row's score so far plus the most the unread columns can add (rest) reaches the best.
+    # bounds its score over every block (per-column min / max, hashed values, codes, missing
+    # values) and reads the blocks best bound first, stopping at the first whose bound cannot
+    # reach its best. A block is read by sub-blocks of ``sub`` rows, each bounded alone first
+    # (the same terms on its own rows: tighter) and skipped when that bound cannot reach the
+    # best. Inside a sub-block the columns are read heaviest first (kinds, columns: 0 for a
+    # number, 1 for a category, and its index); at each position with checks[pos] it is dropped
+    # when no row's score so far plus the most the unread columns can add (rest) reaches the best.
     n = q_num.shape[0]
     p = kinds.shape[0]
     m = r_order.shape[0]
     n_blocks = (m + block - 1) // block
+    n_sub = (m + sub - 1) // sub
+    per_block = block // sub
     zero = np.float32(0.0)
     for q in numba.prange(n):
-        acc = np.empty(block, dtype=np.float32)
+        acc = np.empty(sub, dtype=np.float32)
+        rest_b = np.empty(p + 1, dtype=np.float32)
+        cand = np.empty(n_blocks, dtype=np.int64)
         ub = np.empty(n_blocks, dtype=np.float32)
         bs = best_s[q]
         bi = best_i[q]
-        _upper_bounds(q, ub, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, mask, cmiss)
-        order = np.argsort(-ub)
+        _upper_bounds(
+            q, ub, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, values, mask, cmiss
+        )
+        cand[0] = np.argmax(ub)
+        n_cand = 1
         for o in range(n_blocks):
-            b = order[o]
+            if o == 1:  # the largest bound's block is read: sort only the blocks that can still reach its best
+                floor = bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs)
+                for b in range(n_blocks):
+                    if b != cand[0] and ub[b] >= floor:
+                        cand[n_cand] = b
+                        n_cand += 1
+                if n_cand > 2:
+                    cand[1:n_cand] = cand[1:n_cand][np.argsort(-ub[cand[1:n_cand]])]
+            if o >= n_cand:
+                break
+            b = cand[o]
             if ub[b] < bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs):
                 break  # no later block can hold a better (or tying) row
-            r0 = b * block
-            r1 = min(m, r0 + block)
-            width = r1 - r0
-            a = acc[:width]
-            for k in range(width):
-                a[k] = zero
-            dropped = False
-            for pos in range(p):
-                if checks[pos]:
-                    top = a[0]
-                    for k in range(width):
-                        top = max(top, a[k])
-                    if top + rest[q, pos] < bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs):
-                        dropped = True
-                        break
-                j = columns[pos]
-                if kinds[pos] == 0:
-                    x = q_num[q, j]
-                    kq = q_key[q, j]
-                    e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
-                    col = r_num_t[j, r0:r1]
-                    key = r_key_t[j, r0:r1]
-                    if r_missing:
-                        ok = r_num_ok_t[j, r0:r1]
-                        for k in range(width):
-                            g = abs(x - col[k])
-                            a[k] += ok[k] * (e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d)))
-                    else:
-                        for k in range(width):
-                            g = abs(x - col[k])
-                            a[k] += e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d))
-                else:
-                    kq = q_cat[q, j]
-                    e, d = weq_c[q, j], wdis_c[q, j]
-                    col_c = r_cat_t[j, r0:r1]
-                    if r_missing:
-                        ok = r_cat_ok_t[j, r0:r1]
-                        for k in range(width):
-                            a[k] += ok[k] * (e if col_c[k] == kq else d)
-                    else:
-                        for k in range(width):
-                            a[k] += e if col_c[k] == kq else d
-            if dropped:
-                continue
-            top = a[0]
-            for k in range(width):
-                top = max(top, a[k])
-            if top >= bs:
+            for sb in range(b * per_block, min(n_sub, (b + 1) * per_block)):
+                floor = bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs)
+                bound = _block_rest(q, sb, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2,
+                                    lo_s, hi_s, nmiss_s, values_s, mask_s, cmiss_s, kinds, columns, rest_b)  # fmt: skip
+                if bound < floor:
+                    continue
+                r0 = sb * sub
+                r1 = min(m, r0 + sub)
+                width = r1 - r0
+                a = acc[:width]
                 for k in range(width):
-                    row = r_order[r0 + k]
-                    if a[k] > bs or (a[k] == bs and row < bi):
-                        bs = a[k]
-                        bi = row
+                    a[k] = zero
+                dropped = False
+                for pos in range(p):
+                    if checks[pos]:
+                        top = a[0]
+                        for k in range(width):
+                            top = max(top, a[k])
+                        if top + min(rest[q, pos], rest_b[pos]) < floor:
+                            dropped = True
+                            break
+                    j = columns[pos]
+                    if kinds[pos] == 0:
+                        x = q_num[q, j]
+                        kq = q_key[q, j]
+                        e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
+                        col = r_num_t[j, r0:r1]
+                        key = r_key_t[j, r0:r1]
+                        if r_missing:
+                            ok = r_num_ok_t[j, r0:r1]
+                            for k in range(width):
+                                g = abs(x - col[k])
+                                a[k] += ok[k] * (e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d)))
+                        else:
+                            for k in range(width):
+                                g = abs(x - col[k])
+                                a[k] += e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d))
+                    else:
+                        kq = q_cat[q, j]
+                        e, d = weq_c[q, j], wdis_c[q, j]
+                        col_c = r_cat_t[j, r0:r1]
+                        if r_missing:
+                            ok = r_cat_ok_t[j, r0:r1]
+                            for k in range(width):
+                                a[k] += ok[k] * (e if col_c[k] == kq else d)
+                        else:
+                            for k in range(width):
+                                a[k] += e if col_c[k] == kq else d
+                if dropped:
+                    continue
+                top = a[0]
+                for k in range(width):
+                    top = max(top, a[k])
+                if top >= bs:
+                    for k in range(width):
+                        row = r_order[r0 + k]
+                        if a[k] > bs or (a[k] == bs and row < bi):
+                            bs = a[k]
+                            bi = row
         best_s[q] = bs
         best_i[q] = bi
 
@@ -546,7 +641,8 @@ def _engine(
         t((~np.isnan(r_num_s)).T, dtype=f32), t((r_cat_s != MISSING_CODE).T, dtype=f32), r_missing,
         f32(weights.tolerances[0]), f32(weights.tolerances[1]), _BLOCK, (heaviest >= pn).astype(np.int64),
         np.where(heaviest >= pn, heaviest - pn, heaviest).astype(np.int64), (position % _CHECK_EVERY == 0) & (position > 0),
-        r_order, *_block_bounds(r_num_s, r_cat_s, _BLOCK),
+        r_order, *_block_bounds(r_num_s, rk[r_order, :pn], r_cat_s, _BLOCK),
+        _SUB_BLOCK, *_block_bounds(r_num_s, rk[r_order, :pn], r_cat_s, _SUB_BLOCK),
     )  # fmt: skip
     best_s = np.full(n, -np.inf, dtype=f32)
     best_i = np.full(n, m, dtype=np.int64)

@@ -53,6 +53,25 @@ def test_the_pruned_engine_finds_the_brute_force_best(missing, seed) -> None:
     np.testing.assert_allclose(full[np.arange(q.n_rows), row], score, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_value_masks_and_sub_blocks_prune_nothing_the_brute_force_keeps(seed) -> None:
+    """A number with more distinct values than a block's value mask has bits (hash collisions), queries that copy a
+    row exactly, copy it with one number moved, or are new: the block and sub-block bounds still miss no best row."""
+    rng = np.random.default_rng(seed)
+    reference = _mixed(3000, rng, 0.05)
+    reference["y"] = np.round(rng.normal(0, 1, 3000), 4)  # ~3000 distinct values: bits of the 1024-bit masks collide
+    query = pd.concat([reference.sample(50, random_state=seed), reference.sample(50, random_state=seed + 1), _mixed(50, rng)])
+    query = query.reset_index(drop=True)
+    query.loc[50:99, "y"] += 0.01  # near-copies: equal elsewhere, close on y
+    enc = encode_for_gower([query, reference], types=TYPES)
+    q, r = match_table(enc, query), match_table(enc, reference)
+    weights = fit_weights(match_table(enc, _mixed(400, rng)))
+    score, row = best_agreement(q, r, weights)
+    full = agreement_matrix(weights, q, r)
+    np.testing.assert_allclose(score, full.max(axis=1), rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(full[np.arange(q.n_rows), row], score, rtol=0, atol=1e-12)
+
+
 def test_the_engine_matches_brute_force_on_the_adult_sample() -> None:
     """Real data, where the sort and the block bounds prune most blocks: still exactly the best score."""
     t = {n: pd.read_csv(ADULT / f"{n}.csv") for n in ("train", "auxiliary", "synthetic_gaussian_copula")}
