@@ -74,6 +74,8 @@ __all__ = [
     "CLOSE_M",
     "DISAGREE",
     "EQUAL",
+    "EXACT_PAIRS",
+    "FLOOR_SAMPLE",
     "MISSING",
     "REFERENCE_BLOCK_ROWS",
     "TOLERANCES",
@@ -105,6 +107,13 @@ DISAGREE = 0
 """Agreement pattern: the values differ."""
 MISSING = -1
 """Agreement pattern: the value is missing on either side."""
+
+EXACT_PAIRS = 2_000_000_000
+"""Up to this many (record, row) pairs the audit seeks every record's best match; above, only the top records' (floors
+set on a sample of :data:`FLOOR_SAMPLE` records: the record-linkage scan and the learned attacker)."""
+
+FLOOR_SAMPLE = 5_000
+"""Records matched in full to set the floors of a large scan."""
 
 REFERENCE_BLOCK_ROWS = 2_000_000
 """Reference rows per Dask task; more rows are split into blocks (as the distance engine's)."""
@@ -604,8 +613,10 @@ def _engine(
     qw: dict[str, np.ndarray],
     *,
     progress: ProgressFn | None,
+    floor: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The best reference row of every query (:func:`_agreement_kernel`; ties in float32 to the lowest row).
+    """The best reference row of every query (:func:`_agreement_kernel`; ties in float32 to the lowest row); with a
+    ``floor``, the best of the rows scoring at least the query's floor (less a float32 margin), ``m`` when none does.
 
     ``qw``: the queries' weights. Both tables are sorted by their columns, fewest distinct values
     first (:func:`_sort_columns`), so a block holds few values of each and its bound is tight (and
@@ -644,7 +655,7 @@ def _engine(
         r_order, *_block_bounds(r_num_s, rk[r_order, :pn], r_cat_s, _BLOCK),
         _SUB_BLOCK, *_block_bounds(r_num_s, rk[r_order, :pn], r_cat_s, _SUB_BLOCK),
     )  # fmt: skip
-    best_s = np.full(n, -np.inf, dtype=f32)
+    best_s = np.full(n, -np.inf, dtype=f32) if floor is None else q_arr(floor - 1e-4 - 1e-5 * np.abs(floor), f32)
     best_i = np.full(n, m, dtype=np.int64)
     threads = numba.get_num_threads()
     if n * m < _SMALL_PAIRS:  # waking a second thread costs more than the scan (and far more on a busy machine)
@@ -679,6 +690,7 @@ def best_agreement(
     client: Any = None,
     progress: ProgressFn | None = None,
     query_weights: dict[str, np.ndarray] | None = None,
+    floor: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each query record's best-matching reference row: ``(score, row)``, float64 and int64.
 
@@ -686,33 +698,51 @@ def best_agreement(
     row); its score is then recomputed in float64. With a Dask ``client`` the query blocks and
     reference blocks are tasks on the cluster, reduced by score then row. ``query_weights``:
     ``weights.query_weights(query)`` when already made (several scans of the same records).
+
+    ``floor`` (float64, per query): only rows scoring at least the query's floor are sought. The
+    scan starts from the floor as its best, so a high floor prunes nearly every block (at 50k x 50k
+    Adult-shaped rows, a floor at the top 5 % made the scan 5x faster). A query with such a row gets
+    the same row and score as without a floor; one without gets score ``-inf`` and row ``-1`` (a best
+    within float32 rounding below the floor may be kept, with its exact score).
     """
     check_same_encoding(query.encoded, reference.encoded)
     n = query.n_rows
     if n == 0 or reference.n_rows == 0:
         return np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
-    if client is not None:
-        rows = _on_cluster(query, reference, weights, client=client, progress=progress)
-        return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=query_weights)[0], rows
     qw = weights.query_weights(query) if query_weights is None else query_weights
-    rows = _engine(query, reference, weights, qw, progress=progress)
-    return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=qw)[0], rows
+    if client is not None:
+        rows = _on_cluster(query, reference, weights, client=client, progress=progress, floor=floor)
+    else:
+        rows = _engine(query, reference, weights, qw, progress=progress, floor=floor)
+    found = (rows >= 0) & (rows < reference.n_rows)
+    if found.all():
+        return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=qw)[0], rows
+    score, at = np.full(n, -np.inf), np.flatnonzero(found)
+    score[at] = pair_scores(weights, query.rows(at), reference, np.arange(at.size), rows[at])[0]
+    return score, np.where(found, rows, -1)
 
 
 # ----------------------------------------------------------------------------- on a Dask cluster
-def _block_best(query: MatchTable, reference: MatchTable, weights: AgreementWeights, rows: np.ndarray) -> tuple:
-    """One task: the engine over one reference block; (float64 score, global row)."""
+def _block_best(
+    query: MatchTable, reference: MatchTable, weights: AgreementWeights, rows: np.ndarray, floor: np.ndarray | None
+) -> tuple:
+    """One task: the engine over one reference block; (float64 score, global row; ``-inf``, ``-1`` for none)."""
     match_worker_threads()
-    qw = weights.query_weights(query)
-    local = _engine(query, reference, weights, qw, progress=None)
-    score = pair_scores(weights, query, reference, np.arange(query.n_rows), local, query_weights=qw)[0]
-    return score, rows[local]
+    score, local = best_agreement(query, reference, weights, floor=floor)
+    return score, np.where(local >= 0, rows[np.maximum(local, 0)], -1)
 
 
 def _on_cluster(
-    query: MatchTable, reference: MatchTable, weights: AgreementWeights, *, client: Any, progress: ProgressFn | None
+    query: MatchTable,
+    reference: MatchTable,
+    weights: AgreementWeights,
+    *,
+    client: Any,
+    progress: ProgressFn | None,
+    floor: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The reference rows chosen by the engine run as (query block, reference block) tasks on the cluster."""
+    """The reference rows chosen by the engine run as (query block, reference block) tasks on the cluster (-1: none
+    at or above the floor)."""
     from audit_core.common.cluster import n_workers, run_tasks
 
     n, m = query.n_rows, reference.n_rows
@@ -728,14 +758,15 @@ def _on_cluster(
     for qi, sl in enumerate(q_blocks):
         q_future = client.scatter(query.rows(np.arange(sl.start, sl.stop)), broadcast=True, hash=False)
         for ref_future, part in r_blocks:
-            tasks.append((q_future, ref_future, w_future, part))
+            tasks.append((q_future, ref_future, w_future, part, None if floor is None else floor[sl]))
             which.append((qi, part))
 
     def inputs_again(i: int) -> tuple:  # a worker died with the scattered blocks: scatter task i's own anew
         qi, part = which[i]
         sl = q_blocks[qi]
         return (client.scatter(query.rows(np.arange(sl.start, sl.stop)), hash=False),
-                client.scatter(reference.rows(part), hash=False), client.scatter(weights, hash=False), part)  # fmt: skip
+                client.scatter(reference.rows(part), hash=False), client.scatter(weights, hash=False), part,
+                None if floor is None else floor[sl])  # fmt: skip
 
     done = [0]
 
@@ -765,11 +796,12 @@ class BestMatches:
     columns : tuple of str
         The compared columns, in the order of ``pattern``'s columns (numeric block first).
     score : numpy.ndarray
-        float64 ``[n]``: the agreement score of the best-matching synthetic row (higher = closer).
+        float64 ``[n]``: the agreement score of the best-matching synthetic row (higher = closer; NaN where a
+        ``top_share`` scan sought none: below the floor).
     row : numpy.ndarray
-        int64 ``[n]``: that row's position in the synthetic table.
+        int64 ``[n]``: that row's position in the synthetic table (-1: none sought).
     n_equal : numpy.ndarray
-        int64 ``[n]``: its number of columns exactly equal to the record's.
+        int64 ``[n]``: its number of columns exactly equal to the record's (-1: none sought).
     pattern : numpy.ndarray
         int8 ``[n, len(columns)]``: per column :data:`EQUAL` (2), :data:`CLOSE` (1: a number
         within 6 % of the range), :data:`DISAGREE` (0) or :data:`MISSING` (-1: missing on either side).
@@ -790,6 +822,7 @@ def best_matches(
     types: ColumnTypes | None = None,
     client: Any = None,
     progress: ProgressFn | None = None,
+    top_share: float | None = None,
 ) -> BestMatches:
     """Per real record: the rarity-weighted agreement score of its best-matching synthetic row, and how it agrees.
 
@@ -808,6 +841,10 @@ def best_matches(
         Run the scan on this Dask cluster (same numbers).
     progress : callable, optional
         ``progress(fraction, message)``.
+    top_share : float, optional
+        With more than :data:`EXACT_PAIRS` pairs, seek the best match only where its score is about among the top
+        ``top_share`` of the records (the floor: that quantile of :data:`FLOOR_SAMPLE` records matched in full; a
+        floor prunes most of the scan): the others get NaN, row -1, ``n_equal`` -1 and a ``MISSING`` pattern.
 
     Returns
     -------
@@ -824,7 +861,20 @@ def best_matches(
     encoding = encode_for_gower([aligned["records"], aligned["reference"]], types=aligned.types)
     query, syn, ref = (match_table(encoding, aligned[name]) for name in ("records", "synthetic", "reference"))
     weights = fit_weights(ref)
-    score, row = best_agreement(query, syn, weights, client=client, progress=progress)
-    pattern = pair_scores(weights, query, syn, np.arange(query.n_rows), row)[1]
-    return BestMatches(columns=query.columns, score=score, row=row, n_equal=(pattern == EQUAL).sum(axis=1).astype(np.int64),
+    n = query.n_rows
+    if top_share is None or n * syn.n_rows <= EXACT_PAIRS:
+        score, row = best_agreement(query, syn, weights, client=client, progress=progress)
+    else:
+        sample = np.sort(np.random.default_rng(28).choice(n, size=min(n, FLOOR_SAMPLE), replace=False))
+        score, row = np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
+        score[sample], row[sample] = best_agreement(query.rows(sample), syn, weights, client=client)
+        rest = np.setdiff1d(np.arange(n), sample)
+        floor = np.full(rest.size, np.quantile(score[sample], 1.0 - top_share))
+        score[rest], row[rest] = best_agreement(query.rows(rest), syn, weights, client=client, progress=progress,
+                                                floor=floor)  # fmt: skip
+    found = row >= 0
+    pattern = np.full((n, len(query.columns)), MISSING, dtype=np.int8)
+    pattern[found] = pair_scores(weights, query, syn, np.flatnonzero(found), row[found])[1]
+    n_equal = np.where(found, (pattern == EQUAL).sum(axis=1), -1).astype(np.int64)
+    return BestMatches(columns=query.columns, score=np.where(found, score, np.nan), row=row, n_equal=n_equal,
                        pattern=pattern)  # fmt: skip

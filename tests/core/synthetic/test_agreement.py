@@ -72,6 +72,29 @@ def test_value_masks_and_sub_blocks_prune_nothing_the_brute_force_keeps(seed) ->
     np.testing.assert_allclose(full[np.arange(q.n_rows), row], score, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize(("missing", "seed"), [(0.0, 6), (0.1, 7)])
+def test_a_floor_keeps_every_best_at_or_above_it_and_only_those(missing, seed) -> None:
+    """Floors per query set between scores (some queries' best is below, some equal, some above): a query whose best
+    reaches its floor gets the brute-force best row and score, the others -inf and row -1."""
+    rng = np.random.default_rng(seed)
+    reference = _mixed(2500, rng, missing)
+    query = pd.concat([reference.sample(60, random_state=seed), _mixed(140, rng, missing)]).reset_index(drop=True)
+    enc = encode_for_gower([query, reference], types=TYPES)
+    q, r = match_table(enc, query), match_table(enc, reference)
+    weights = fit_weights(match_table(enc, _mixed(400, rng, missing)))
+    full = agreement_matrix(weights, q, r)
+    top = full.max(axis=1)
+    floor = np.quantile(top, 0.6) + rng.normal(0, 0.5, q.n_rows)
+    floor[:10] = top[:10]  # exactly at the best: still found
+    score, row = best_agreement(q, r, weights, floor=floor)
+    found = row >= 0
+    assert np.all(found[top >= floor]) and not np.any(found[top < floor - 1e-3])  # rounding aside, those at or above
+    assert 20 < found.sum() < q.n_rows - 20  # both kinds present
+    np.testing.assert_allclose(score[found], top[found], rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(row[found], best_agreement(q, r, weights)[1][found])
+    assert np.all(np.isneginf(score[~found]))
+
+
 def test_the_engine_matches_brute_force_on_the_adult_sample() -> None:
     """Real data, where the sort and the block bounds prune most blocks: still exactly the best score."""
     t = {n: pd.read_csv(ADULT / f"{n}.csv") for n in ("train", "auxiliary", "synthetic_gaussian_copula")}
@@ -130,3 +153,25 @@ def test_best_matches_gives_each_record_its_row_equal_columns_and_pattern() -> N
     assert m.score[9] > np.quantile(others, 0.9)
     again = best_matches(real, synthetic, reference, types=TYPES)
     np.testing.assert_array_equal(again.score, m.score)
+
+
+def test_a_large_best_matches_seeks_only_the_best_matching_share(monkeypatch) -> None:
+    """Above EXACT_PAIRS with a top share: the records that match best get their full-scan match, the others none
+    (NaN, row -1, n_equal -1, a missing pattern), and none of those left out matches better than one kept."""
+    from audit_core.synthetic import agreement
+
+    rng = np.random.default_rng(8)
+    real, reference, synthetic = _mixed(1200, rng), _mixed(300, rng), _mixed(3000, rng)
+    synthetic.iloc[:40] = real.iloc[:40].to_numpy()  # copies: they must be kept
+    synthetic = synthetic.astype(real.dtypes.to_dict())
+    full = best_matches(real, synthetic, reference, types=TYPES)
+    monkeypatch.setattr(agreement, "EXACT_PAIRS", 0)
+    monkeypatch.setattr(agreement, "FLOOR_SAMPLE", 300)
+    top = best_matches(real, synthetic, reference, types=TYPES, top_share=0.1)
+    kept = top.row >= 0
+    assert 0.03 < kept.mean() < 0.6 and kept[:40].all()  # about the top 10 %, and the many ties at the floor
+    np.testing.assert_array_equal(top.row[kept], full.row[kept])
+    np.testing.assert_array_equal(top.score[kept], full.score[kept])
+    np.testing.assert_array_equal(top.pattern[kept], full.pattern[kept])
+    assert np.isnan(top.score[~kept]).all() and (top.n_equal[~kept] == -1).all() and (top.pattern[~kept] == MISSING).all()
+    assert full.score[~kept].max() <= full.score[kept].min() + 1e-3
