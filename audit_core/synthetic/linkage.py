@@ -30,7 +30,11 @@ weights, equality on a value one person has weighs ``log(m n)``, a disagreement
   slack over these correlated tests.
 
 The scan runs through the agreement engine (blocks read best bound first and pruned, float32,
-the chosen pair in float64) and on the Dask cluster when one is given.
+the chosen pair in float64) and on the Dask cluster when one is given. Above
+:data:`~audit_core.synthetic.agreement.EXACT_PAIRS` (records x synthetic rows) only the records
+that can reach a cut-off are matched (:func:`_top_matches`): the tests read nothing else, so
+their cut-offs, counts and p-values are the full scan's (tested), and each other record's
+statistic is NaN (below every cut-off).
 
 Measured: docs/methods.md §1.8 and README (the near-copy catalogue's power on the bundled
 Adult and German Credit samples).
@@ -48,6 +52,8 @@ from audit_core.common.runtime import ProgressFn, sub_progress
 from audit_core.synthetic.agreement import (
     AGREE_M,
     CLOSE_M,
+    EXACT_PAIRS,
+    FLOOR_SAMPLE,
     TOLERANCES,
     AgreementWeights,
     MatchTable,
@@ -68,13 +74,6 @@ _TOP_SHARE = 0.05
 
 _FEWEST = 4  # the smallest cut-off
 _PERMUTATION_CELLS = 4_000_000  # relabellings x near records drawn at once
-
-_EXACT_PAIRS = 2_000_000_000
-"""Up to this many (record, synthetic row) pairs every record's best match is sought; above, only where it can reach
-a cut-off (:func:`_top_matches`: the same tests, much faster)."""
-
-_FLOOR_SAMPLE = 5_000
-"""Records scanned in full to set the floors of :func:`_top_matches`."""
 
 _PERMUTATIONS = 999
 """Relabellings of the attack set behind the scan's p-value (resolution 0.001)."""
@@ -104,11 +103,11 @@ class LinkageTest:
     synthetic_rows_compared : int
         Synthetic rows the best matches were sought among (all of them).
     statistic : numpy.ndarray
-        Per audited record, the relative statistic (float64).
+        Per audited record, the relative statistic (float64; NaN: below every cut-off, not computed in a large scan).
     near : numpy.ndarray
         Per audited record, near by the best test (bool).
     best_row : numpy.ndarray
-        Per audited record, its best-matching synthetic row.
+        Per audited record, its best-matching synthetic row (-1 where the statistic is NaN).
     n_auxiliary_non_members : int
         Auxiliary records counted among the non-members (the half that neither fits the weights nor compares).
     n_reference : int
@@ -215,7 +214,7 @@ def linkage_test(
     qw = weights.query_weights(pool)
     to_aux, _ = best_agreement(pool, reference, weights, client=client, progress=sub_progress(progress, 0.0, 0.3),
                                query_weights=qw)  # fmt: skip
-    if pool.n_rows * synthetic.n_rows <= _EXACT_PAIRS:
+    if pool.n_rows * synthetic.n_rows <= EXACT_PAIRS:
         to_syn, rows = best_agreement(pool, synthetic, weights, client=client, progress=sub_progress(progress, 0.3, 1.0),
                                       query_weights=qw)  # fmt: skip
     else:
@@ -261,7 +260,7 @@ def _top_matches(
     """Each record's best agreement with the synthetic rows where it can reach a cut-off, ``-inf`` (row -1) elsewhere.
 
     The tests read only the records among the top :data:`_TOP_SHARE` by either statistic. A seeded
-    sample of :data:`_FLOOR_SAMPLE` records is scanned in full; the floors are its quantiles at
+    sample of :data:`FLOOR_SAMPLE` records is scanned in full; the floors are its quantiles at
     twice that share (absolute, and relative plus the record's own best auxiliary agreement), and
     every other record is scanned above its floor only (:func:`best_agreement` with ``floor``: most
     blocks pruned at once). A record below its floor is below both floors' cut-offs, so once at least
@@ -270,7 +269,7 @@ def _top_matches(
     are scanned in full.
     """
     n = pool.n_rows
-    sample = np.sort(np.random.default_rng([seed, 28]).choice(n, size=min(n, _FLOOR_SAMPLE), replace=False))
+    sample = np.sort(np.random.default_rng([seed, 28]).choice(n, size=min(n, FLOOR_SAMPLE), replace=False))
     rest = np.setdiff1d(np.arange(n), sample)
     to_syn, rows = np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
     local_qw = {k: v[sample] for k, v in qw.items()}

@@ -88,7 +88,8 @@ def test_a_floor_keeps_every_best_at_or_above_it_and_only_those(missing, seed) -
     floor[:10] = top[:10]  # exactly at the best: still found
     score, row = best_agreement(q, r, weights, floor=floor)
     found = row >= 0
-    assert np.all(found[top >= floor]) and not np.any(found[top < floor - 1e-3])  # rounding aside, those at or above
+    assert np.all(found[top >= floor])
+    assert not np.any(found[top < floor - 1e-3])
     assert 20 < found.sum() < q.n_rows - 20  # both kinds present
     np.testing.assert_allclose(score[found], top[found], rtol=1e-6, atol=1e-5)
     np.testing.assert_array_equal(row[found], best_agreement(q, r, weights)[1][found])
@@ -169,9 +170,12 @@ def test_a_large_best_matches_seeks_only_the_best_matching_share(monkeypatch) ->
     monkeypatch.setattr(agreement, "FLOOR_SAMPLE", 300)
     top = best_matches(real, synthetic, reference, types=TYPES, top_share=0.1)
     kept = top.row >= 0
-    assert 0.03 < kept.mean() < 0.6 and kept[:40].all()  # about the top 10 %, and the many ties at the floor
+    assert 0.03 < kept.mean() < 0.6
+    assert kept[:40].all()
     np.testing.assert_array_equal(top.row[kept], full.row[kept])
     np.testing.assert_array_equal(top.score[kept], full.score[kept])
     np.testing.assert_array_equal(top.pattern[kept], full.pattern[kept])
-    assert np.isnan(top.score[~kept]).all() and (top.n_equal[~kept] == -1).all() and (top.pattern[~kept] == MISSING).all()
+    assert np.isnan(top.score[~kept]).all()
+    assert (top.n_equal[~kept] == -1).all()
+    assert (top.pattern[~kept] == MISSING).all()
     assert full.score[~kept].max() < np.quantile(full.score, 0.97)  # those left out are below the floor (~ the top 10 %)
