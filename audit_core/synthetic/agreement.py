@@ -40,6 +40,13 @@ summed in float32; the pruning is exact, and the chosen pair's score is recomput
 compare it with. With a Dask client the query and reference blocks are tasks on the cluster
 (the same numbers: one reference block up to :data:`REFERENCE_BLOCK_ROWS` rows).
 
+A record that no row copies agrees best with some row on a few common values, and many rows come
+close, so the bounds prune little. Given a *floor* per record, the scan starts from it as its
+best and seeks only rows at or above it: nearly every block is pruned at once. Above
+:data:`EXACT_PAIRS` pairs the audit matches in full only a sample and sets the floors from it
+(the record-linkage scan: the records its tests can read; the learned attacker: the best-matching
+share, ``best_matches(..., top_share=...)``).
+
 :func:`best_matches` is the public entry on data frames: per record, the score of its
 best-matching synthetic row, that row, its number of exactly equal columns and the
 per-column agreement pattern (:data:`EQUAL`, :data:`CLOSE`, :data:`DISAGREE`,
