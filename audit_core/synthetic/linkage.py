@@ -268,21 +268,20 @@ def _top_matches(
     near record and every p-value is the full scan's. Otherwise (a rare sample) the records left
     are scanned in full.
     """
-    n = pool.n_rows
+    n, most = pool.n_rows, _cut_offs(pool.n_rows)[-1]
     sample = np.sort(np.random.default_rng([seed, 28]).choice(n, size=min(n, FLOOR_SAMPLE), replace=False))
     rest = np.setdiff1d(np.arange(n), sample)
     to_syn, rows = np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
     local_qw = {k: v[sample] for k, v in qw.items()}
     to_syn[sample], rows[sample] = best_agreement(pool.rows(sample), synthetic, weights, client=client,
                                                   query_weights=local_qw)  # fmt: skip
-    level = 1.0 - min(1.0, 2.0 * _cut_offs(n)[-1] / n)
+    level = 1.0 - min(1.0, 2.0 * most / n)
     floor_abs = float(np.quantile(to_syn[sample], level))
     floor_rel = float(np.quantile(to_syn[sample] - to_aux[sample], level))
     floor = np.minimum(floor_abs, floor_rel + to_aux[rest])
     rest_qw = {k: v[rest] for k, v in qw.items()}
     to_syn[rest], rows[rest] = best_agreement(pool.rows(rest), synthetic, weights, client=client, progress=progress,
                                               query_weights=rest_qw, floor=floor)  # fmt: skip
-    most = _cut_offs(n)[-1]
     if (to_syn >= floor_abs).sum() < most or (to_syn - to_aux >= floor_rel).sum() < most:
         left = np.flatnonzero(rows < 0)
         to_syn[left], rows[left] = best_agreement(pool.rows(left), synthetic, weights, client=client,
