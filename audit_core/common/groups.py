@@ -14,9 +14,10 @@ exact-copy test (one-sided Fisher, members against non-members of the group). Gr
 by evidence: a group whose copies or near-copies exceed chance (:data:`EVIDENCE_ALPHA`) comes
 first, strongest first, whatever its size ("too small to measure" applies to the TPR only);
 then the others by TPR at 1 % FPR, worst first. Without a column named, the column whose groups
-differ most in copies (the spread of the excess copy rate, members' minus non-members', when a
-group's excess is significant) is chosen, else the one whose groups differ most in risk (the
-spread of their AUCs, over groups with at least :data:`_MIN_GROUP` members and non-members).
+differ most in copies (a chi-square test that its groups' members are copied at one rate, the
+smallest p-value, when some group's excess over its non-members is significant) is chosen, else
+the one whose groups differ most in risk (the spread of their AUCs, over groups with at least
+:data:`_MIN_GROUP` members and non-members).
 """
 
 from __future__ import annotations
@@ -160,22 +161,29 @@ def _spread(labels: pd.Series, scores: np.ndarray, member: np.ndarray) -> float:
 
 
 def _copy_spread(labels: pd.Series, member: np.ndarray, copied: np.ndarray, near: np.ndarray) -> float:
-    """How much the groups differ in copies: the largest excess copy rate of a group whose excess is significant,
-    minus the smallest excess rate of any group (-1 when no group's excess is significant)."""
+    """How much the groups differ in copies: ``-log p`` of a chi-square test that the groups' members are copied at
+    the same rate (copies, then near-copies: the larger), where some group's excess over its non-members is
+    significant; -1 where none is. A large group copied at 80 % outweighs a group of 7 copied at 86 %: evidence, not
+    the rate alone, tells where the copies are."""
     best = -1.0
+    groups = labels.unique()
     for flags in (copied, near):
-        excess, significant = [], []
-        for g in labels.unique():
+        significant, rows = False, []
+        for g in groups:
             mask = (labels == g).to_numpy()
             n_m, n_n = int((mask & member).sum()), int((mask & ~member).sum())
-            if not n_m or not n_n:
+            if not n_m:
                 continue
-            a, b = int((mask & member & flags).sum()), int((mask & ~member & flags).sum())
-            excess.append(a / n_m - b / n_n)
-            if _fisher(a, n_m, b, n_n) < EVIDENCE_ALPHA:
-                significant.append(a / n_m - b / n_n)
-        if significant and len(excess) >= 2:
-            best = max(best, max(significant) - min(excess))
+            a = int((mask & member & flags).sum())
+            rows.append((a, n_m - a))
+            if n_n:
+                significant |= _fisher(a, n_m, int((mask & ~member & flags).sum()), n_n) < EVIDENCE_ALPHA
+        table = np.array(rows, dtype=np.float64)
+        if not significant or len(rows) < 2 or not table[:, 0].any() or not table[:, 1].any():
+            continue
+        expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
+        statistic = float(((table - expected) ** 2 / expected).sum())
+        best = max(best, float(-stats.chi2.logsf(statistic, len(rows) - 1)))
     return best
 
 

@@ -29,14 +29,23 @@ score without scoring every pair, in the manner of the nearest-neighbour engine
 (:mod:`audit_core.synthetic.nearest_scan`, a compiled numba kernel): both tables sorted by
 their columns, fewest distinct values first, so a block of 128 reference rows holds few
 values of each; per query an upper bound of its score over every block (from the block's
-per-column min / max, a bit mask of its codes and whether it has missing values), the blocks
-read best bound first and the scan stopped at the first block whose bound cannot reach the
-best found; inside a block the columns read heaviest first, and the block dropped when no
-row's partial score plus the most the unread columns can add reaches the best. Scores are
+per-column min / max, a hashed bit mask of each number's exact values, a bit mask of its codes
+and whether it has missing values), the block of the largest bound read first, then only the
+blocks whose bound still reaches that best, best bound first, the scan stopped at the first
+block whose bound cannot reach the best found; a block read as 64-row sub-blocks, each bounded
+alone first; inside one the columns read heaviest first, and it is dropped when no row's
+partial score plus the most the unread columns can add there reaches the best. Scores are
 summed in float32; the pruning is exact, and the chosen pair's score is recomputed in float64
 (:func:`pair_scores`). :func:`agreement_matrix` is the plain reading of the formula the tests
 compare it with. With a Dask client the query and reference blocks are tasks on the cluster
 (the same numbers: one reference block up to :data:`REFERENCE_BLOCK_ROWS` rows).
+
+A record that no row copies agrees best with some row on a few common values, and many rows come
+close, so the bounds prune little. Given a *floor* per record, the scan starts from it as its
+best and seeks only rows at or above it: nearly every block is pruned at once. Above
+:data:`EXACT_PAIRS` pairs the audit matches in full only a sample and sets the floors from it
+(the record-linkage scan: the records its tests can read; the learned attacker: the best-matching
+share, ``best_matches(..., top_share=...)``).
 
 :func:`best_matches` is the public entry on data frames: per record, the score of its
 best-matching synthetic row, that row, its number of exactly equal columns and the
@@ -72,6 +81,8 @@ __all__ = [
     "CLOSE_M",
     "DISAGREE",
     "EQUAL",
+    "EXACT_PAIRS",
+    "FLOOR_SAMPLE",
     "MISSING",
     "REFERENCE_BLOCK_ROWS",
     "TOLERANCES",
@@ -104,6 +115,13 @@ DISAGREE = 0
 MISSING = -1
 """Agreement pattern: the value is missing on either side."""
 
+EXACT_PAIRS = 2_000_000_000
+"""Up to this many (record, row) pairs the audit seeks every record's best match; above, only the top records' (floors
+set on a sample of :data:`FLOOR_SAMPLE` records: the record-linkage scan and the learned attacker)."""
+
+FLOOR_SAMPLE = 5_000
+"""Records matched in full to set the floors of a large scan."""
+
 REFERENCE_BLOCK_ROWS = 2_000_000
 """Reference rows per Dask task; more rows are split into blocks (as the distance engine's)."""
 
@@ -112,6 +130,8 @@ _BLOCK = 128  # reference rows per block: small blocks, tight bounds
 _CHECK_EVERY = 3  # inside a block, a look at whether any row can still reach a best every this many columns
 _SMALL_PAIRS = 4_000_000  # scans with fewer pairs run on one thread
 _MASK_OVERFLOW_BIT = 62  # block code masks: bit c for codes c < 62, bit 62 for "some larger code"
+_SUB_BLOCK = 64  # rows per sub-block: a block is read by sub-blocks, each bounded alone first
+_VALUE_WORDS = 16  # block value masks of the numbers: bit (code mod 1024) of 16 words set when a row has that value
 
 
 @dataclass(frozen=True)
@@ -363,8 +383,26 @@ def _sort_order(keys_r: list[np.ndarray], keys_q: list[np.ndarray], m: int) -> t
     return merged[is_ref].astype(np.int64), (merged[~is_ref] - m).astype(np.int64), before[~is_ref].astype(np.int64)
 
 
-def _block_bounds(r_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.ndarray, ...]:
-    """Per column and block: numeric min / max (missing left out), whether a value is missing, a bit mask of the codes."""
+@numba.njit(cache=NUMBA_CACHE, boundscheck=False)
+def _value_masks(keys_t, block, words):  # pragma: no cover - compiled by numba
+    """Per column and block, bit ``key mod (64 words)`` of ``words`` int64 set for every value a row holds (missing: none)."""
+    p, m = keys_t.shape
+    n_blocks = (m + block - 1) // block
+    out = np.zeros((p, words, n_blocks), dtype=np.int64)  # [column, word, block]: a query reads one word of every block
+    size = 64 * words
+    for j in range(p):
+        for r in range(m):
+            k = keys_t[j, r]
+            if k >= 0:
+                bit = k % size
+                out[j, bit >> 6, r // block] |= np.int64(1) << np.int64(bit & 63)
+    return out
+
+
+def _block_bounds(r_num: np.ndarray, r_key_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.ndarray, ...]:
+    """Per column and block: numeric min / max (missing left out), whether a value is missing, a hashed bit mask of
+    the exact numbers (:func:`_value_masks`: a number whose bit is unset is in no row, so the block can at most be
+    close there), a bit mask of the codes."""
     m = r_num.shape[0]
     starts = np.arange(0, m, block)
     nan = np.isnan(r_num)
@@ -383,7 +421,8 @@ def _block_bounds(r_num: np.ndarray, r_cat: np.ndarray, block: int) -> tuple[np.
         mask = np.zeros((starts.size, 0), dtype=np.int64)
         cmiss = np.zeros((starts.size, 0), dtype=bool)
     c = np.ascontiguousarray  # transposed: [column, block], so a query's bounds over every block are one loop
-    return c(lo.T), c(hi.T), c(nmiss.astype(np.float32).T), c(mask.T), c(cmiss.astype(np.float32).T)
+    values = _value_masks(c(r_key_num.T, dtype=np.int32), block, _VALUE_WORDS)
+    return c(lo.T), c(hi.T), c(nmiss.astype(np.float32).T), values, c(mask.T), c(cmiss.astype(np.float32).T)
 
 
 @numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
@@ -393,18 +432,29 @@ def _one_minus(x):
 
 
 @numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
-def _upper_bounds(q, ub, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, mask, cmiss):
-    """Into ``ub``: an upper bound of query q's score over the rows of each block (exact pruning)."""
+def _upper_bounds(
+    q, ub, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, values, mask, cmiss
+):  # fmt: skip
+    """Into ``ub``: an upper bound of query q's score over the rows of each block (exact pruning).
+
+    A number inside the block's range scores at most the equality weight where the block's value
+    mask holds its bit, else at most the first closeness weight (which never exceeds it).
+    """
     zero = np.float32(0.0)
     n_blocks = ub.shape[0]
+    size = 64 * values.shape[1]
     for b in range(n_blocks):
         ub[b] = zero
     for j in range(q_num.shape[1]):
         x = q_num[q, j]
+        kq = q_key[q, j]
+        bit = max(kq, 0) % size
+        word, shift = bit >> 6, bit & 63
         e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
         for b in range(n_blocks):
             gap = max(lo[j, b] - x, x - hi[j, b], zero)
-            u = e if gap <= zero else (c1 if gap <= tol1 else (c2 if gap <= tol2 else d))
+            held = kq >= 0 and ((values[j, word, b] >> shift) & 1) == 1
+            u = (e if held else c1) if gap <= zero else (c1 if gap <= tol1 else (c2 if gap <= tol2 else d))
             ub[b] += max(u, u * (_one_minus(nmiss[j, b])))
     for j in range(q_cat.shape[1]):
         c = q_cat[q, j]
@@ -416,88 +466,149 @@ def _upper_bounds(q, ub, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, t
             ub[b] += max(u, u * _one_minus(cmiss[j, b]))
 
 
+@numba.njit(inline="always", fastmath=True, boundscheck=False, cache=NUMBA_CACHE)
+def _block_rest(
+    q, b, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, values, mask, cmiss,
+    kinds, columns, rest_b,
+):  # fmt: skip
+    """Into ``rest_b[pos]``: the most the columns from reading position ``pos`` on can add to query q's score on a
+    row of block ``b`` (the terms of :func:`_upper_bounds`, each column's for this block alone, summed from the
+    last; a margin for float32 sums as ``rest``); returns the bound of the whole block, ``rest_b[0]``."""
+    zero = np.float32(0.0)
+    size = 64 * values.shape[1]
+    p = kinds.shape[0]
+    total = zero
+    rest_b[p] = zero
+    for pos in range(p - 1, -1, -1):
+        j = columns[pos]
+        if kinds[pos] == 0:
+            x = q_num[q, j]
+            kq = q_key[q, j]
+            bit = max(kq, 0) % size
+            e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
+            gap = max(lo[j, b] - x, x - hi[j, b], zero)
+            held = kq >= 0 and ((values[j, bit >> 6, b] >> (bit & 63)) & 1) == 1
+            u = (e if held else c1) if gap <= zero else (c1 if gap <= tol1 else (c2 if gap <= tol2 else d))
+            total += max(u, u * (_one_minus(nmiss[j, b])))
+        else:
+            c = q_cat[q, j]
+            e, d = weq_c[q, j], wdis_c[q, j]
+            bit = min(max(c, 0), _MASK_OVERFLOW_BIT)
+            present = c >= 0 and ((mask[j, b] >> bit) & 1) == 1
+            u = e if present else d
+            total += max(u, u * _one_minus(cmiss[j, b]))
+        rest_b[pos] = total + np.float32(1e-5) * abs(total) + np.float32(1e-5)
+    return rest_b[0]
+
+
 @numba.njit(parallel=True, fastmath=True, nogil=True, boundscheck=False, cache=NUMBA_CACHE)
 def _agreement_kernel(  # pragma: no cover - compiled by numba
     q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, rest,
     r_num_t, r_key_t, r_cat_t, r_num_ok_t, r_cat_ok_t, r_missing,
-    tol1, tol2, block, kinds, columns, checks, r_order, lo, hi, nmiss, mask, cmiss,
+    tol1, tol2, block, kinds, columns, checks, r_order, lo, hi, nmiss, values, mask, cmiss,
+    sub, lo_s, hi_s, nmiss_s, values_s, mask_s, cmiss_s,
     best_s, best_i,
 ):  # fmt: skip
     # best_s and best_i come in holding a best already found (-inf and m for none). Each query
-    # bounds its score over every block (per-column min / max, codes, missing values) and reads
-    # the blocks best bound first, stopping at the first whose bound cannot reach its best. Inside
-    # a block the columns are read heaviest first (kinds, columns: 0 for a number, 1 for a
-    # category, and its index); at each position with checks[pos] the block is dropped when no
-    # row's score so far plus the most the unread columns can add (rest) reaches the best.
+    # bounds its score over every block (per-column min / max, hashed values, codes, missing
+    # values) and reads the blocks best bound first, stopping at the first whose bound cannot
+    # reach its best. A block is read by sub-blocks of ``sub`` rows, each bounded alone first
+    # (the same terms on its own rows: tighter) and skipped when that bound cannot reach the
+    # best. Inside a sub-block the columns are read heaviest first (kinds, columns: 0 for a
+    # number, 1 for a category, and its index); at each position with checks[pos] it is dropped
+    # when no row's score so far plus the most the unread columns can add (rest) reaches the best.
     n = q_num.shape[0]
     p = kinds.shape[0]
     m = r_order.shape[0]
     n_blocks = (m + block - 1) // block
+    n_sub = (m + sub - 1) // sub
+    per_block = block // sub
     zero = np.float32(0.0)
     for q in numba.prange(n):
-        acc = np.empty(block, dtype=np.float32)
+        acc = np.empty(sub, dtype=np.float32)
+        rest_b = np.empty(p + 1, dtype=np.float32)
+        cand = np.empty(n_blocks, dtype=np.int64)
         ub = np.empty(n_blocks, dtype=np.float32)
         bs = best_s[q]
         bi = best_i[q]
-        _upper_bounds(q, ub, q_num, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, mask, cmiss)
-        order = np.argsort(-ub)
+        _upper_bounds(
+            q, ub, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2, lo, hi, nmiss, values, mask, cmiss
+        )
+        cand[0] = np.argmax(ub)
+        n_cand = 1
         for o in range(n_blocks):
-            b = order[o]
+            if o == 1:  # the largest bound's block is read: sort only the blocks that can still reach its best
+                floor = bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs)
+                for b in range(n_blocks):
+                    if b != cand[0] and ub[b] >= floor:
+                        cand[n_cand] = b
+                        n_cand += 1
+                if n_cand > 2:
+                    cand[1:n_cand] = cand[1:n_cand][np.argsort(-ub[cand[1:n_cand]])]
+            if o >= n_cand:
+                break
+            b = cand[o]
             if ub[b] < bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs):
                 break  # no later block can hold a better (or tying) row
-            r0 = b * block
-            r1 = min(m, r0 + block)
-            width = r1 - r0
-            a = acc[:width]
-            for k in range(width):
-                a[k] = zero
-            dropped = False
-            for pos in range(p):
-                if checks[pos]:
-                    top = a[0]
-                    for k in range(width):
-                        top = max(top, a[k])
-                    if top + rest[q, pos] < bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs):
-                        dropped = True
-                        break
-                j = columns[pos]
-                if kinds[pos] == 0:
-                    x = q_num[q, j]
-                    kq = q_key[q, j]
-                    e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
-                    col = r_num_t[j, r0:r1]
-                    key = r_key_t[j, r0:r1]
-                    if r_missing:
-                        ok = r_num_ok_t[j, r0:r1]
-                        for k in range(width):
-                            g = abs(x - col[k])
-                            a[k] += ok[k] * (e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d)))
-                    else:
-                        for k in range(width):
-                            g = abs(x - col[k])
-                            a[k] += e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d))
-                else:
-                    kq = q_cat[q, j]
-                    e, d = weq_c[q, j], wdis_c[q, j]
-                    col_c = r_cat_t[j, r0:r1]
-                    if r_missing:
-                        ok = r_cat_ok_t[j, r0:r1]
-                        for k in range(width):
-                            a[k] += ok[k] * (e if col_c[k] == kq else d)
-                    else:
-                        for k in range(width):
-                            a[k] += e if col_c[k] == kq else d
-            if dropped:
-                continue
-            top = a[0]
-            for k in range(width):
-                top = max(top, a[k])
-            if top >= bs:
+            for sb in range(b * per_block, min(n_sub, (b + 1) * per_block)):
+                floor = bs - np.float32(1e-4) - np.float32(1e-5) * abs(bs)
+                bound = _block_rest(q, sb, q_num, q_key, q_cat, weq_n, wc1, wc2, wdis_n, weq_c, wdis_c, tol1, tol2,
+                                    lo_s, hi_s, nmiss_s, values_s, mask_s, cmiss_s, kinds, columns, rest_b)  # fmt: skip
+                if bound < floor:
+                    continue
+                r0 = sb * sub
+                r1 = min(m, r0 + sub)
+                width = r1 - r0
+                a = acc[:width]
                 for k in range(width):
-                    row = r_order[r0 + k]
-                    if a[k] > bs or (a[k] == bs and row < bi):
-                        bs = a[k]
-                        bi = row
+                    a[k] = zero
+                dropped = False
+                for pos in range(p):
+                    if checks[pos]:
+                        top = a[0]
+                        for k in range(width):
+                            top = max(top, a[k])
+                        if top + min(rest[q, pos], rest_b[pos]) < floor:
+                            dropped = True
+                            break
+                    j = columns[pos]
+                    if kinds[pos] == 0:
+                        x = q_num[q, j]
+                        kq = q_key[q, j]
+                        e, c1, c2, d = weq_n[q, j], wc1[q, j], wc2[q, j], wdis_n[q, j]
+                        col = r_num_t[j, r0:r1]
+                        key = r_key_t[j, r0:r1]
+                        if r_missing:
+                            ok = r_num_ok_t[j, r0:r1]
+                            for k in range(width):
+                                g = abs(x - col[k])
+                                a[k] += ok[k] * (e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d)))
+                        else:
+                            for k in range(width):
+                                g = abs(x - col[k])
+                                a[k] += e if key[k] == kq else (c1 if g <= tol1 else (c2 if g <= tol2 else d))
+                    else:
+                        kq = q_cat[q, j]
+                        e, d = weq_c[q, j], wdis_c[q, j]
+                        col_c = r_cat_t[j, r0:r1]
+                        if r_missing:
+                            ok = r_cat_ok_t[j, r0:r1]
+                            for k in range(width):
+                                a[k] += ok[k] * (e if col_c[k] == kq else d)
+                        else:
+                            for k in range(width):
+                                a[k] += e if col_c[k] == kq else d
+                if dropped:
+                    continue
+                top = a[0]
+                for k in range(width):
+                    top = max(top, a[k])
+                if top >= bs:
+                    for k in range(width):
+                        row = r_order[r0 + k]
+                        if a[k] > bs or (a[k] == bs and row < bi):
+                            bs = a[k]
+                            bi = row
         best_s[q] = bs
         best_i[q] = bi
 
@@ -509,8 +620,10 @@ def _engine(
     qw: dict[str, np.ndarray],
     *,
     progress: ProgressFn | None,
+    floor: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The best reference row of every query (:func:`_agreement_kernel`; ties in float32 to the lowest row).
+    """The best reference row of every query (:func:`_agreement_kernel`; ties in float32 to the lowest row); with a
+    ``floor``, the best of the rows scoring at least the query's floor (less a float32 margin), ``m`` when none does.
 
     ``qw``: the queries' weights. Both tables are sorted by their columns, fewest distinct values
     first (:func:`_sort_columns`), so a block holds few values of each and its bound is tight (and
@@ -546,9 +659,10 @@ def _engine(
         t((~np.isnan(r_num_s)).T, dtype=f32), t((r_cat_s != MISSING_CODE).T, dtype=f32), r_missing,
         f32(weights.tolerances[0]), f32(weights.tolerances[1]), _BLOCK, (heaviest >= pn).astype(np.int64),
         np.where(heaviest >= pn, heaviest - pn, heaviest).astype(np.int64), (position % _CHECK_EVERY == 0) & (position > 0),
-        r_order, *_block_bounds(r_num_s, r_cat_s, _BLOCK),
+        r_order, *_block_bounds(r_num_s, rk[r_order, :pn], r_cat_s, _BLOCK),
+        _SUB_BLOCK, *_block_bounds(r_num_s, rk[r_order, :pn], r_cat_s, _SUB_BLOCK),
     )  # fmt: skip
-    best_s = np.full(n, -np.inf, dtype=f32)
+    best_s = np.full(n, -np.inf, dtype=f32) if floor is None else q_arr(floor - 1e-4 - 1e-5 * np.abs(floor), f32)
     best_i = np.full(n, m, dtype=np.int64)
     threads = numba.get_num_threads()
     if n * m < _SMALL_PAIRS:  # waking a second thread costs more than the scan (and far more on a busy machine)
@@ -583,6 +697,7 @@ def best_agreement(
     client: Any = None,
     progress: ProgressFn | None = None,
     query_weights: dict[str, np.ndarray] | None = None,
+    floor: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each query record's best-matching reference row: ``(score, row)``, float64 and int64.
 
@@ -590,33 +705,51 @@ def best_agreement(
     row); its score is then recomputed in float64. With a Dask ``client`` the query blocks and
     reference blocks are tasks on the cluster, reduced by score then row. ``query_weights``:
     ``weights.query_weights(query)`` when already made (several scans of the same records).
+
+    ``floor`` (float64, per query): only rows scoring at least the query's floor are sought. The
+    scan starts from the floor as its best, so a high floor prunes nearly every block (at 50k x 50k
+    Adult-shaped rows, a floor at the top 5 % made the scan 5x faster). A query with such a row gets
+    the same row and score as without a floor; one without gets score ``-inf`` and row ``-1`` (a best
+    within float32 rounding below the floor may be kept, with its exact score).
     """
     check_same_encoding(query.encoded, reference.encoded)
     n = query.n_rows
     if n == 0 or reference.n_rows == 0:
         return np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
-    if client is not None:
-        rows = _on_cluster(query, reference, weights, client=client, progress=progress)
-        return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=query_weights)[0], rows
     qw = weights.query_weights(query) if query_weights is None else query_weights
-    rows = _engine(query, reference, weights, qw, progress=progress)
-    return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=qw)[0], rows
+    if client is not None:
+        rows = _on_cluster(query, reference, weights, client=client, progress=progress, floor=floor)
+    else:
+        rows = _engine(query, reference, weights, qw, progress=progress, floor=floor)
+    found = (rows >= 0) & (rows < reference.n_rows)
+    if found.all():
+        return pair_scores(weights, query, reference, np.arange(n), rows, query_weights=qw)[0], rows
+    score, at = np.full(n, -np.inf), np.flatnonzero(found)
+    score[at] = pair_scores(weights, query.rows(at), reference, np.arange(at.size), rows[at])[0]
+    return score, np.where(found, rows, -1)
 
 
 # ----------------------------------------------------------------------------- on a Dask cluster
-def _block_best(query: MatchTable, reference: MatchTable, weights: AgreementWeights, rows: np.ndarray) -> tuple:
-    """One task: the engine over one reference block; (float64 score, global row)."""
+def _block_best(
+    query: MatchTable, reference: MatchTable, weights: AgreementWeights, rows: np.ndarray, floor: np.ndarray | None
+) -> tuple:
+    """One task: the engine over one reference block; (float64 score, global row; ``-inf``, ``-1`` for none)."""
     match_worker_threads()
-    qw = weights.query_weights(query)
-    local = _engine(query, reference, weights, qw, progress=None)
-    score = pair_scores(weights, query, reference, np.arange(query.n_rows), local, query_weights=qw)[0]
-    return score, rows[local]
+    score, local = best_agreement(query, reference, weights, floor=floor)
+    return score, np.where(local >= 0, rows[np.maximum(local, 0)], -1)
 
 
 def _on_cluster(
-    query: MatchTable, reference: MatchTable, weights: AgreementWeights, *, client: Any, progress: ProgressFn | None
+    query: MatchTable,
+    reference: MatchTable,
+    weights: AgreementWeights,
+    *,
+    client: Any,
+    progress: ProgressFn | None,
+    floor: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The reference rows chosen by the engine run as (query block, reference block) tasks on the cluster."""
+    """The reference rows chosen by the engine run as (query block, reference block) tasks on the cluster (-1: none
+    at or above the floor)."""
     from audit_core.common.cluster import n_workers, run_tasks
 
     n, m = query.n_rows, reference.n_rows
@@ -632,14 +765,15 @@ def _on_cluster(
     for qi, sl in enumerate(q_blocks):
         q_future = client.scatter(query.rows(np.arange(sl.start, sl.stop)), broadcast=True, hash=False)
         for ref_future, part in r_blocks:
-            tasks.append((q_future, ref_future, w_future, part))
+            tasks.append((q_future, ref_future, w_future, part, None if floor is None else floor[sl]))
             which.append((qi, part))
 
     def inputs_again(i: int) -> tuple:  # a worker died with the scattered blocks: scatter task i's own anew
         qi, part = which[i]
         sl = q_blocks[qi]
         return (client.scatter(query.rows(np.arange(sl.start, sl.stop)), hash=False),
-                client.scatter(reference.rows(part), hash=False), client.scatter(weights, hash=False), part)  # fmt: skip
+                client.scatter(reference.rows(part), hash=False), client.scatter(weights, hash=False), part,
+                None if floor is None else floor[sl])  # fmt: skip
 
     done = [0]
 
@@ -669,11 +803,12 @@ class BestMatches:
     columns : tuple of str
         The compared columns, in the order of ``pattern``'s columns (numeric block first).
     score : numpy.ndarray
-        float64 ``[n]``: the agreement score of the best-matching synthetic row (higher = closer).
+        float64 ``[n]``: the agreement score of the best-matching synthetic row (higher = closer; NaN where a
+        ``top_share`` scan sought none: below the floor).
     row : numpy.ndarray
-        int64 ``[n]``: that row's position in the synthetic table.
+        int64 ``[n]``: that row's position in the synthetic table (-1: none sought).
     n_equal : numpy.ndarray
-        int64 ``[n]``: its number of columns exactly equal to the record's.
+        int64 ``[n]``: its number of columns exactly equal to the record's (-1: none sought).
     pattern : numpy.ndarray
         int8 ``[n, len(columns)]``: per column :data:`EQUAL` (2), :data:`CLOSE` (1: a number
         within 6 % of the range), :data:`DISAGREE` (0) or :data:`MISSING` (-1: missing on either side).
@@ -694,6 +829,7 @@ def best_matches(
     types: ColumnTypes | None = None,
     client: Any = None,
     progress: ProgressFn | None = None,
+    top_share: float | None = None,
 ) -> BestMatches:
     """Per real record: the rarity-weighted agreement score of its best-matching synthetic row, and how it agrees.
 
@@ -712,6 +848,10 @@ def best_matches(
         Run the scan on this Dask cluster (same numbers).
     progress : callable, optional
         ``progress(fraction, message)``.
+    top_share : float, optional
+        With more than :data:`EXACT_PAIRS` pairs, seek the best match only where its score is about among the top
+        ``top_share`` of the records (the floor: that quantile of :data:`FLOOR_SAMPLE` records matched in full; a
+        floor prunes most of the scan): the others get NaN, row -1, ``n_equal`` -1 and a ``MISSING`` pattern.
 
     Returns
     -------
@@ -728,7 +868,20 @@ def best_matches(
     encoding = encode_for_gower([aligned["records"], aligned["reference"]], types=aligned.types)
     query, syn, ref = (match_table(encoding, aligned[name]) for name in ("records", "synthetic", "reference"))
     weights = fit_weights(ref)
-    score, row = best_agreement(query, syn, weights, client=client, progress=progress)
-    pattern = pair_scores(weights, query, syn, np.arange(query.n_rows), row)[1]
-    return BestMatches(columns=query.columns, score=score, row=row, n_equal=(pattern == EQUAL).sum(axis=1).astype(np.int64),
+    n = query.n_rows
+    if top_share is None or n * syn.n_rows <= EXACT_PAIRS:
+        score, row = best_agreement(query, syn, weights, client=client, progress=progress)
+    else:
+        sample = np.sort(np.random.default_rng(28).choice(n, size=min(n, FLOOR_SAMPLE), replace=False))
+        score, row = np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
+        score[sample], row[sample] = best_agreement(query.rows(sample), syn, weights, client=client)
+        rest = np.setdiff1d(np.arange(n), sample)
+        floor = np.full(rest.size, np.quantile(score[sample], 1.0 - top_share))
+        score[rest], row[rest] = best_agreement(query.rows(rest), syn, weights, client=client, progress=progress,
+                                                floor=floor)  # fmt: skip
+    found = row >= 0
+    pattern = np.full((n, len(query.columns)), MISSING, dtype=np.int8)
+    pattern[found] = pair_scores(weights, query, syn, np.flatnonzero(found), row[found])[1]
+    n_equal = np.where(found, (pattern == EQUAL).sum(axis=1), -1).astype(np.int64)
+    return BestMatches(columns=query.columns, score=np.where(found, score, np.nan), row=row, n_equal=n_equal,
                        pattern=pattern)  # fmt: skip

@@ -205,7 +205,7 @@ def audit_synthetic(
     learned_names: tuple[str, ...] = ()
     if options.learned:
         report(0.92, "the learned attacker (cross-fitted gradient boosting)")
-        learned_names = _learned(aligned, attack, dist, records, attacks, folds, seed=seed)
+        learned_names = _learned(aligned, attack, dist, records, attacks, folds, seed=seed, client=client)
     report(1.0, "done")
     return SyntheticAudit(
         records=records,
@@ -379,7 +379,7 @@ def _attack_records(
 
 def _learned(
     aligned: AlignedTables, attack: AttackSet, dist: _Distances, records: pd.DataFrame, attacks: dict[str, AttackMetrics],
-    folds: np.ndarray, *, seed: int,
+    folds: np.ndarray, *, seed: int, client: Any = None,
 ) -> tuple[str, ...]:
     """The learned attacker (:mod:`audit_core.synthetic.learned`): its out-of-fold scores into ``records`` and
     ``attacks``; returns its feature names."""
@@ -388,7 +388,7 @@ def _learned(
     measured = (dist.auxiliary, dist.to_auxiliary) if dist.to_auxiliary is not None else None
     learned = learned_attack(frame, attack.is_member, aligned["synthetic"], attack.auxiliary, types=aligned.types,
                              encoding=dist.encoder, folds=folds, seed=seed, linkage=records["linkage_score"].to_numpy(),
-                             distances=measured)  # fmt: skip
+                             distances=measured, client=client)  # fmt: skip
     records["learned_score"] = learned.score
     attacks["learned"] = evaluate_attack(learned.score, attack.is_member, threshold=0.5)
     return learned.names

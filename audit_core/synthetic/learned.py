@@ -26,6 +26,7 @@ scores: the attack holds its level (docs/methods.md §1.11, the simulation there
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,10 @@ __all__ = [
 
 LEARNED_NEIGHBOURS = (1, 2, 5)
 """The nearest synthetic rows whose distances are features."""
+
+_TOP_SHARE = 0.1
+"""On large tables (more than agreement.EXACT_PAIRS pairs) the best matches are sought only for about this share of
+the records, those that match best (the rest read as missing): the part that tells near-copies apart."""
 
 _TRAIN_PER_CLASS = 4000
 """Each fold's classifier learns from at most this many members and as many non-members (a seeded sample; every
@@ -92,13 +97,13 @@ def learned_features(
              for k in LEARNED_NEIGHBOURS]  # fmt: skip
     columns.append((d <= tolerance + 1e-12).sum(axis=1).astype(np.float64))
     names.append(f"synthetic rows within the near-copy tolerance ({tolerance:.3g}; at most {d.shape[1]})")
-    columns += [matches.score, matches.n_equal.astype(np.float64)]
+    columns += [matches.score, _sought(matches, matches.n_equal)]
     names += ["agreement score of the best-matching synthetic row", "columns exactly equal to that row"]
-    columns += [matches.pattern[:, j].astype(np.float64) for j in range(matches.pattern.shape[1])]
+    columns += [_sought(matches, matches.pattern[:, j]) for j in range(matches.pattern.shape[1])]
     names += [f"agreement with that row on {c} (2 equal, 1 close, 0 not, -1 missing)" for c in matches.columns]
     if population is not None:
-        columns += [population.score, population.n_equal.astype(np.float64), matches.score - population.score,
-                    (matches.n_equal - population.n_equal).astype(np.float64)]  # fmt: skip
+        columns += [population.score, _sought(population, population.n_equal), matches.score - population.score,
+                    _sought(matches, matches.n_equal) - _sought(population, population.n_equal)]  # fmt: skip
         names += ["agreement score of the best-matching auxiliary record", "columns exactly equal to that record",
                   "agreement score: synthetic minus auxiliary", "equal columns: synthetic minus auxiliary"]  # fmt: skip
     if density_ratio is not None:
@@ -108,6 +113,11 @@ def learned_features(
         columns.append(np.asarray(linkage, dtype=np.float64))
         names.append("record-linkage relative statistic")
     return LearnedFeatures(matrix=np.column_stack(columns), names=tuple(names))
+
+
+def _sought(matches: BestMatches, values: np.ndarray) -> np.ndarray:
+    """``values`` as floats, NaN where a large scan sought no match (the classifier reads NaN as missing)."""
+    return np.where(matches.row >= 0, values, np.nan).astype(np.float64)
 
 
 def cross_fit_learned(features: np.ndarray, is_member: np.ndarray, folds: np.ndarray, *, seed: int) -> np.ndarray:
@@ -161,6 +171,7 @@ def learned_attack(
     seed: int,
     linkage: np.ndarray | None = None,
     distances: tuple[np.ndarray, np.ndarray] | None = None,
+    client: Any = None,
 ) -> LearnedAttack:
     """Features of every audited record (module docstring) and their cross-fitted scores.
 
@@ -183,6 +194,8 @@ def learned_attack(
     distances : (ndarray, ndarray), optional
         What the audit already measured: each auxiliary record's distance to the synthetic table and each audited
         record's distance to its nearest auxiliary record (None: measured here).
+    client : distributed.Client, optional
+        Seek the best matches on this Dask cluster (the same numbers).
     """
     from audit_core.synthetic.copies import near_copy_test
     from audit_core.synthetic.scoring import density_ratio_score
@@ -191,8 +204,8 @@ def learned_attack(
     near = nearest_k_gower(query, syn, k=max(LEARNED_NEIGHBOURS))
     aux_d, to_aux = distances if distances is not None else (nearest_gower(aux, syn).distance, nearest_gower(query, aux).distance)
     tolerance = near_copy_test(near.distance[:, 0], is_member, aux_d).tolerance
-    matches = best_matches(records, synthetic, auxiliary, types=types)
-    population = best_matches(records, auxiliary, auxiliary, types=types)
+    matches = best_matches(records, synthetic, auxiliary, types=types, client=client, top_share=_TOP_SHARE)
+    population = best_matches(records, auxiliary, auxiliary, types=types, client=client, top_share=_TOP_SHARE)
     features = learned_features(near, tolerance, matches, density_ratio=density_ratio_score(near.distance[:, 0], to_aux),
                                 linkage=linkage, population=population)  # fmt: skip
     return LearnedAttack(score=cross_fit_learned(features.matrix, is_member, folds, seed=seed), names=features.names)

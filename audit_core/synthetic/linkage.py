@@ -30,7 +30,11 @@ weights, equality on a value one person has weighs ``log(m n)``, a disagreement
   slack over these correlated tests.
 
 The scan runs through the agreement engine (blocks read best bound first and pruned, float32,
-the chosen pair in float64) and on the Dask cluster when one is given.
+the chosen pair in float64) and on the Dask cluster when one is given. Above
+:data:`~audit_core.synthetic.agreement.EXACT_PAIRS` (records x synthetic rows) only the records
+that can reach a cut-off are matched (:func:`_top_matches`): the tests read nothing else, so
+their cut-offs, counts and p-values are the full scan's (tested), and each other record's
+statistic is NaN (below every cut-off).
 
 Measured: docs/methods.md §1.8 and README (the near-copy catalogue's power on the bundled
 Adult and German Credit samples).
@@ -45,7 +49,17 @@ import numpy as np
 from scipy import stats
 
 from audit_core.common.runtime import ProgressFn, sub_progress
-from audit_core.synthetic.agreement import AGREE_M, CLOSE_M, TOLERANCES, MatchTable, best_agreement, fit_weights
+from audit_core.synthetic.agreement import (
+    AGREE_M,
+    CLOSE_M,
+    EXACT_PAIRS,
+    FLOOR_SAMPLE,
+    TOLERANCES,
+    AgreementWeights,
+    MatchTable,
+    best_agreement,
+    fit_weights,
+)
 
 __all__ = ["LINKAGE_ALPHA", "LinkageTest", "linkage_test"]
 
@@ -89,11 +103,11 @@ class LinkageTest:
     synthetic_rows_compared : int
         Synthetic rows the best matches were sought among (all of them).
     statistic : numpy.ndarray
-        Per audited record, the relative statistic (float64).
+        Per audited record, the relative statistic (float64; NaN: below every cut-off, not computed in a large scan).
     near : numpy.ndarray
         Per audited record, near by the best test (bool).
     best_row : numpy.ndarray
-        Per audited record, its best-matching synthetic row.
+        Per audited record, its best-matching synthetic row (-1 where the statistic is NaN).
     n_auxiliary_non_members : int
         Auxiliary records counted among the non-members (the half that neither fits the weights nor compares).
     n_reference : int
@@ -198,11 +212,15 @@ def linkage_test(
     member = np.r_[np.ones(members.n_rows, dtype=bool), np.zeros(non_members.n_rows + extra.n_rows, dtype=bool)]
     weights = fit_weights(reference)
     qw = weights.query_weights(pool)
-    to_syn, rows = best_agreement(pool, synthetic, weights, client=client, progress=sub_progress(progress, 0.0, 0.6),
-                                  query_weights=qw)  # fmt: skip
-    to_aux, _ = best_agreement(pool, reference, weights, client=client, progress=sub_progress(progress, 0.6, 1.0),
+    to_aux, _ = best_agreement(pool, reference, weights, client=client, progress=sub_progress(progress, 0.0, 0.3),
                                query_weights=qw)  # fmt: skip
-    statistics = {"absolute": to_syn, "relative": to_syn - to_aux}
+    if pool.n_rows * synthetic.n_rows <= EXACT_PAIRS:
+        to_syn, rows = best_agreement(pool, synthetic, weights, client=client, progress=sub_progress(progress, 0.3, 1.0),
+                                      query_weights=qw)  # fmt: skip
+    else:
+        to_syn, rows = _top_matches(pool, synthetic, weights, qw, to_aux, seed=seed, client=client,
+                                    progress=sub_progress(progress, 0.3, 1.0))  # fmt: skip
+    statistics = {"absolute": to_syn, "relative": to_syn - to_aux}  # -inf: below every cut-off (_top_matches)
     n = member.size
     masks, thresholds, names = [], [], []
     for name, stat in statistics.items():
@@ -222,9 +240,53 @@ def linkage_test(
         non_members_near=tuple(int(x) for x in near_n), n_members=int(member.sum()), n_non_members=int((~member).sum()),
         thresholds=tuple(thresholds), p_values=tuple(float(p) for p in ps),
         p_value=_scan_p_value(near, member, float(ps[best]), seed=seed), best=best,
-        synthetic_rows_compared=synthetic.n_rows, statistic=statistics["relative"][:given], near=near[best][:given],
+        synthetic_rows_compared=synthetic.n_rows, near=near[best][:given],
+        statistic=np.where(np.isfinite(to_syn), statistics["relative"], np.nan)[:given],
         best_row=rows[:given], n_auxiliary_non_members=extra.n_rows, n_reference=reference.n_rows, alpha=alpha,
     )  # fmt: skip
+
+
+def _top_matches(
+    pool: MatchTable,
+    synthetic: MatchTable,
+    weights: AgreementWeights,
+    qw: dict[str, np.ndarray],
+    to_aux: np.ndarray,
+    *,
+    seed: int,
+    client: Any,
+    progress: ProgressFn | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's best agreement with the synthetic rows where it can reach a cut-off, ``-inf`` (row -1) elsewhere.
+
+    The tests read only the records among the top :data:`_TOP_SHARE` by either statistic. A seeded
+    sample of :data:`FLOOR_SAMPLE` records is scanned in full; the floors are its quantiles at
+    twice that share (absolute, and relative plus the record's own best auxiliary agreement), and
+    every other record is scanned above its floor only (:func:`best_agreement` with ``floor``: most
+    blocks pruned at once). A record below its floor is below both floors' cut-offs, so once at least
+    as many records as the largest cut-off are found at or above each floor, every cut-off, every
+    near record and every p-value is the full scan's. Otherwise (a rare sample) the records left
+    are scanned in full.
+    """
+    n, most = pool.n_rows, _cut_offs(pool.n_rows)[-1]
+    sample = np.sort(np.random.default_rng([seed, 28]).choice(n, size=min(n, FLOOR_SAMPLE), replace=False))
+    rest = np.setdiff1d(np.arange(n), sample)
+    to_syn, rows = np.full(n, -np.inf), np.full(n, -1, dtype=np.int64)
+    local_qw = {k: v[sample] for k, v in qw.items()}
+    to_syn[sample], rows[sample] = best_agreement(pool.rows(sample), synthetic, weights, client=client,
+                                                  query_weights=local_qw)  # fmt: skip
+    level = 1.0 - min(1.0, 2.0 * most / n)
+    floor_abs = float(np.quantile(to_syn[sample], level))
+    floor_rel = float(np.quantile(to_syn[sample] - to_aux[sample], level))
+    floor = np.minimum(floor_abs, floor_rel + to_aux[rest])
+    rest_qw = {k: v[rest] for k, v in qw.items()}
+    to_syn[rest], rows[rest] = best_agreement(pool.rows(rest), synthetic, weights, client=client, progress=progress,
+                                              query_weights=rest_qw, floor=floor)  # fmt: skip
+    if (to_syn >= floor_abs).sum() < most or (to_syn - to_aux >= floor_rel).sum() < most:
+        left = np.flatnonzero(rows < 0)
+        to_syn[left], rows[left] = best_agreement(pool.rows(left), synthetic, weights, client=client,
+                                                  query_weights={k: v[left] for k, v in qw.items()})  # fmt: skip
+    return to_syn, rows
 
 
 def _stack(tables: list[MatchTable]) -> MatchTable:

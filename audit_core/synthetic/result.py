@@ -78,7 +78,8 @@ class SyntheticAudit:
         ``p_member_realistic_supported`` (False: neither class has data near that
         distance, the probability reads near the prior; "too little data to tell"),
         ``linkage_score`` (the record-linkage scan's relative statistic: how much more the
-        record agrees with its best synthetic match than with any auxiliary record) and
+        record agrees with its best synthetic match than with any auxiliary record; empty where a
+        large scan left the record out, below every cut-off: docs/methods.md §1.8) and
         ``near_copy`` (flagged by the scan's strongest test) and ``copied`` (an identical row,
         categories folded for case and whitespace, is in the synthetic table).
     attacks : dict of str to AttackMetrics

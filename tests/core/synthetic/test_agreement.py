@@ -53,6 +53,49 @@ def test_the_pruned_engine_finds_the_brute_force_best(missing, seed) -> None:
     np.testing.assert_allclose(full[np.arange(q.n_rows), row], score, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_value_masks_and_sub_blocks_prune_nothing_the_brute_force_keeps(seed) -> None:
+    """A number with more distinct values than a block's value mask has bits (hash collisions), queries that copy a
+    row exactly, copy it with one number moved, or are new: the block and sub-block bounds still miss no best row."""
+    rng = np.random.default_rng(seed)
+    reference = _mixed(3000, rng, 0.05)
+    reference["y"] = np.round(rng.normal(0, 1, 3000), 4)  # ~3000 distinct values: bits of the 1024-bit masks collide
+    query = pd.concat([reference.sample(50, random_state=seed), reference.sample(50, random_state=seed + 1), _mixed(50, rng)])
+    query = query.reset_index(drop=True)
+    query.loc[50:99, "y"] += 0.01  # near-copies: equal elsewhere, close on y
+    enc = encode_for_gower([query, reference], types=TYPES)
+    q, r = match_table(enc, query), match_table(enc, reference)
+    weights = fit_weights(match_table(enc, _mixed(400, rng)))
+    score, row = best_agreement(q, r, weights)
+    full = agreement_matrix(weights, q, r)
+    np.testing.assert_allclose(score, full.max(axis=1), rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(full[np.arange(q.n_rows), row], score, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("missing", "seed"), [(0.0, 6), (0.1, 7)])
+def test_a_floor_keeps_every_best_at_or_above_it_and_only_those(missing, seed) -> None:
+    """Floors per query set between scores (some queries' best is below, some equal, some above): a query whose best
+    reaches its floor gets the brute-force best row and score, the others -inf and row -1."""
+    rng = np.random.default_rng(seed)
+    reference = _mixed(2500, rng, missing)
+    query = pd.concat([reference.sample(60, random_state=seed), _mixed(140, rng, missing)]).reset_index(drop=True)
+    enc = encode_for_gower([query, reference], types=TYPES)
+    q, r = match_table(enc, query), match_table(enc, reference)
+    weights = fit_weights(match_table(enc, _mixed(400, rng, missing)))
+    full = agreement_matrix(weights, q, r)
+    top = full.max(axis=1)
+    floor = np.quantile(top, 0.6) + rng.normal(0, 0.5, q.n_rows)
+    floor[:10] = top[:10]  # exactly at the best: still found
+    score, row = best_agreement(q, r, weights, floor=floor)
+    found = row >= 0
+    assert np.all(found[top >= floor])
+    assert not np.any(found[top < floor - 1e-3])
+    assert 20 < found.sum() < q.n_rows - 20  # both kinds present
+    np.testing.assert_allclose(score[found], top[found], rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(row[found], best_agreement(q, r, weights)[1][found])
+    assert np.all(np.isneginf(score[~found]))
+
+
 def test_the_engine_matches_brute_force_on_the_adult_sample() -> None:
     """Real data, where the sort and the block bounds prune most blocks: still exactly the best score."""
     t = {n: pd.read_csv(ADULT / f"{n}.csv") for n in ("train", "auxiliary", "synthetic_gaussian_copula")}
@@ -111,3 +154,28 @@ def test_best_matches_gives_each_record_its_row_equal_columns_and_pattern() -> N
     assert m.score[9] > np.quantile(others, 0.9)
     again = best_matches(real, synthetic, reference, types=TYPES)
     np.testing.assert_array_equal(again.score, m.score)
+
+
+def test_a_large_best_matches_seeks_only_the_best_matching_share(monkeypatch) -> None:
+    """Above EXACT_PAIRS with a top share: the records that match best get their full-scan match, the others none
+    (NaN, row -1, n_equal -1, a missing pattern), and none of those left out is among the best-matching records."""
+    from audit_core.synthetic import agreement
+
+    rng = np.random.default_rng(8)
+    real, reference, synthetic = _mixed(1200, rng), _mixed(300, rng), _mixed(3000, rng)
+    synthetic.iloc[:40] = real.iloc[:40].to_numpy()  # copies: they must be kept
+    synthetic = synthetic.astype(real.dtypes.to_dict())
+    full = best_matches(real, synthetic, reference, types=TYPES)
+    monkeypatch.setattr(agreement, "EXACT_PAIRS", 0)
+    monkeypatch.setattr(agreement, "FLOOR_SAMPLE", 300)
+    top = best_matches(real, synthetic, reference, types=TYPES, top_share=0.1)
+    kept = top.row >= 0
+    assert 0.03 < kept.mean() < 0.6
+    assert kept[:40].all()
+    np.testing.assert_array_equal(top.row[kept], full.row[kept])
+    np.testing.assert_array_equal(top.score[kept], full.score[kept])
+    np.testing.assert_array_equal(top.pattern[kept], full.pattern[kept])
+    assert np.isnan(top.score[~kept]).all()
+    assert (top.n_equal[~kept] == -1).all()
+    assert (top.pattern[~kept] == MISSING).all()
+    assert full.score[~kept].max() < np.quantile(full.score, 0.97)  # those left out are below the floor (~ the top 10 %)

@@ -73,6 +73,24 @@ def test_without_copies_the_largest_spread_of_risk_is_chosen() -> None:
     assert risk.rows[0]["group"] == "a"
 
 
+def test_the_default_column_is_where_the_copies_are_not_a_tiny_group_inside_it() -> None:
+    """80 % of a group's members copied; 6 of them are 6 of the 7 members of a tiny group of another column (issue 28,
+    seen on the full UCI Adult: the tiny group's higher rate won on spread). The copied group's column is chosen."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    member = np.zeros(n, dtype=bool)
+    member[: n // 2] = True
+    race = np.where(np.isin(np.arange(n), np.r_[0:50, 2000:2050]), "A", "B")  # 50 members, 50 non-members
+    country = np.where(np.isin(np.arange(n), np.r_[0:7, 2000:2020]), "X", "US")  # 7 members (all of race A), 20 not
+    copied = np.zeros(n, dtype=bool)
+    copied[1:41] = True  # 40 of race A's 50 members, 6 of country X's 7
+    copied[rng.choice(np.arange(100, 2000), 30, replace=False)] = True  # a few elsewhere
+    columns = {"country": pd.Series(country), "race": pd.Series(race)}
+    risk = risk_by_group(columns, rng.normal(size=n), member, copied=copied, near=np.zeros(n, dtype=bool))
+    assert (risk.column, risk.rows[0]["group"]) == ("race", "A")
+    assert risk.to_json()["chosen_by"] == "largest spread of copies"
+
+
 @pytest.mark.slow
 def test_cli_groups_in_the_json_and_a_bad_column_refused(tmp_path: Path, capsys) -> None:
     out = tmp_path / "out.json"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -72,3 +73,25 @@ def test_three_fields_changed_in_two_percent_of_the_rows_reads_at_least_elevated
         d = decision(audit)
         assert d.level in ("elevated", "high"), (name, audit.linkage.p_value)
         assert any("rarity-weighted record linkage" in r for r in d.reasons), d.reasons
+
+
+@pytest.mark.parametrize(("kind", "sample"), [(None, 400), ("changed_3", 400), ("changed_3", 30)])
+def test_the_large_scan_above_floors_gives_the_full_scans_tests(samples, monkeypatch, kind, sample) -> None:
+    """Above agreement.EXACT_PAIRS the scan seeks each record's best match only above floors set on a sample: every
+    cut-off, near count and p-value must be the full scan's, on independent and near-copied data, also with floors
+    from 30 records (too high for enough records at times: then the rest is scanned in full)."""
+    from audit_core.synthetic import linkage
+
+    t = samples["adult"]
+    synthetic = t["synthetic_gaussian_copula"] if kind is None else _planted(t, kind, 0.02, seed=2)
+    full = _scan(t, synthetic, seed=2)
+    monkeypatch.setattr(linkage, "EXACT_PAIRS", 0)
+    monkeypatch.setattr(linkage, "FLOOR_SAMPLE", sample)
+    large = _scan(t, synthetic, seed=2)
+    for name in ("tests", "members_near", "non_members_near", "thresholds", "p_values", "p_value", "best"):
+        assert getattr(large, name) == getattr(full, name), name
+    np.testing.assert_array_equal(large.near, full.near)
+    kept = np.isfinite(large.statistic)
+    np.testing.assert_array_equal(large.statistic[kept], full.statistic[kept])
+    if sample == 400:
+        assert (~kept).sum() > kept.size / 2  # the floors left most records out
